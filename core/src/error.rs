@@ -1,0 +1,69 @@
+//! Errors of the core, each tied to the SQLSTATE the extension reports (SPEC §5).
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// 22023 invalid_parameter_value
+    InvalidParameter,
+    /// 54000 program_limit_exceeded
+    LimitExceeded,
+    /// P0002 no_data_found
+    NotFound,
+    /// 55000 object_not_in_prerequisite_state
+    WrongState,
+    /// 42501 insufficient_privilege
+    Privilege,
+}
+
+impl Kind {
+    pub fn sqlstate(self) -> &'static str {
+        match self {
+            Kind::InvalidParameter => "22023",
+            Kind::LimitExceeded => "54000",
+            Kind::NotFound => "P0002",
+            Kind::WrongState => "55000",
+            Kind::Privilege => "42501",
+        }
+    }
+}
+
+/// An error in PostgreSQL's message style: a lowercase message without a trailing period,
+/// with optional DETAIL and HINT written as sentences.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub kind: Kind,
+    pub message: String,
+    pub detail: Option<String>,
+    pub hint: Option<String>,
+}
+
+impl Error {
+    pub fn new(kind: Kind, message: impl Into<String>) -> Self {
+        Error { kind, message: message.into(), detail: None, hint: None }
+    }
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(Kind::InvalidParameter, message)
+    }
+    pub fn limit(message: impl Into<String>) -> Self {
+        Self::new(Kind::LimitExceeded, message)
+    }
+    pub fn detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind.sqlstate(), self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;

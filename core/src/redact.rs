@@ -1,0 +1,447 @@
+//! Redaction before write: the built-in rules (payment-card numbers with a Luhn check, common
+//! secret and API-key shapes) and a tenant's own regex rules. Uses the `regex` crate, whose
+//! matching is linear in the input, so no pattern can make a capture hang.
+
+use crate::error::{Error, Result};
+use crate::policy::RedactionRule;
+use regex::{Regex, RegexBuilder};
+use serde_json::Value;
+use std::sync::OnceLock;
+
+pub const CARD_REPLACEMENT: &str = "[REDACTED:payment_card]";
+
+struct Rule {
+    name: String,
+    re: Regex,
+    replacement: String,
+}
+
+/// A compiled set of rules. Build once per policy version and reuse.
+pub struct Redactor {
+    cards: bool,
+    rules: Vec<Rule>,
+}
+
+/// What redaction did to one input.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub count: usize,
+    /// Rule names, in the order they first fired (for the audit trail, never the matches).
+    pub rules: Vec<String>,
+}
+
+impl Outcome {
+    fn add(&mut self, name: &str, n: usize) {
+        if n > 0 {
+            self.count += n;
+            if !self.rules.iter().any(|r| r == name) {
+                self.rules.push(name.to_owned());
+            }
+        }
+    }
+}
+
+fn builtin_rules() -> &'static [(&'static str, &'static str, &'static str)] {
+    // (name, pattern, replacement). Order matters: multi-line blocks first.
+    &[
+        (
+            "private_key",
+            r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)",
+            "[REDACTED:private_key]",
+        ),
+        ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", "[REDACTED:jwt]"),
+        (
+            "aws_access_key",
+            r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b",
+            "[REDACTED:aws_access_key]",
+        ),
+        ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b", "[REDACTED:github_token]"),
+        ("slack_token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}", "[REDACTED:slack_token]"),
+        ("stripe_key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b", "[REDACTED:stripe_key]"),
+        ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}", "[REDACTED:google_api_key]"),
+        ("api_key", r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}", "[REDACTED:api_key]"),
+        ("bearer_token", r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/-]{16,}=*", "${1}[REDACTED:bearer_token]"),
+        (
+            "url_password",
+            r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]+@",
+            "${1}[REDACTED:password]@",
+        ),
+        (
+            "secret_assignment",
+            r#"(?i)\b((?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key)["']?\s*[:=]\s*)(?:"[^"\n]*"|'[^'\n]*'|[^\s,;]+)"#,
+            "${1}[REDACTED:secret]",
+        ),
+    ]
+}
+
+fn compile(name: &str, pattern: &str, replacement: &str) -> Result<Rule> {
+    let re = RegexBuilder::new(pattern)
+        .size_limit(1 << 20)
+        .dfa_size_limit(1 << 21)
+        .build()
+        .map_err(|e| {
+            Error::invalid(format!("redaction rule \"{name}\" has an invalid pattern"))
+                .detail(first_line(&e.to_string()))
+        })?;
+    Ok(Rule { name: name.to_owned(), re, replacement: replacement.to_owned() })
+}
+
+fn first_line(s: &str) -> String {
+    let line = s.lines().last().unwrap_or(s).trim();
+    let mut out = line.to_owned();
+    if let Some(c) = out.get(0..1) {
+        out.replace_range(0..1, &c.to_uppercase());
+    }
+    if !out.ends_with('.') {
+        out.push('.');
+    }
+    out
+}
+
+impl Redactor {
+    /// Compiles the built-in rules (when `defaults` is set) followed by the tenant's rules.
+    pub fn new(defaults: bool, tenant_rules: &[RedactionRule]) -> Result<Redactor> {
+        let mut rules = Vec::new();
+        if defaults {
+            static BUILTIN: OnceLock<Vec<(String, Regex, String)>> = OnceLock::new();
+            let builtin = BUILTIN.get_or_init(|| {
+                builtin_rules()
+                    .iter()
+                    .map(|(n, p, r)| {
+                        let rule = compile(n, p, r).expect("built-in redaction pattern compiles");
+                        (rule.name, rule.re, rule.replacement)
+                    })
+                    .collect()
+            });
+            rules.extend(builtin.iter().map(|(n, re, r)| Rule {
+                name: n.clone(),
+                re: re.clone(),
+                replacement: r.clone(),
+            }));
+        }
+        for r in tenant_rules {
+            rules.push(compile(&r.name, &r.pattern, &r.replacement)?);
+        }
+        Ok(Redactor { cards: defaults, rules })
+    }
+
+    /// Redacts one string.
+    pub fn redact_str(&self, input: &str, outcome: &mut Outcome) -> String {
+        let mut text = std::borrow::Cow::Borrowed(input);
+        for rule in &self.rules {
+            let n = rule.re.find_iter(&text).count();
+            if n > 0 {
+                text = std::borrow::Cow::Owned(
+                    rule.re.replace_all(&text, rule.replacement.as_str()).into_owned(),
+                );
+                outcome.add(&rule.name, n);
+            }
+        }
+        if self.cards {
+            let (s, n) = redact_cards(&text);
+            if n > 0 {
+                outcome.add("payment_card", n);
+                return s;
+            }
+        }
+        text.into_owned()
+    }
+
+    /// Redacts every string (keys included) and every card-shaped integer of a JSON value.
+    pub fn redact_json(&self, value: &Value, outcome: &mut Outcome) -> Value {
+        match value {
+            Value::String(s) => Value::String(self.redact_str(s, outcome)),
+            Value::Number(n) if self.cards => {
+                let digits = n.to_string();
+                if digits.bytes().all(|b| b.is_ascii_digit())
+                    && (13..=19).contains(&digits.len())
+                    && luhn_valid(digits.as_bytes())
+                {
+                    outcome.add("payment_card", 1);
+                    Value::String(CARD_REPLACEMENT.to_owned())
+                } else {
+                    value.clone()
+                }
+            }
+            Value::Array(items) => Value::Array(items.iter().map(|v| self.redact_json(v, outcome)).collect()),
+            Value::Object(map) => {
+                let mut out = serde_json::Map::with_capacity(map.len());
+                for (k, v) in map {
+                    let k = self.redact_str(k, outcome);
+                    let v = self.redact_json(v, outcome);
+                    out.insert(k, v);
+                }
+                Value::Object(out)
+            }
+            _ => value.clone(),
+        }
+    }
+}
+
+/// Luhn checksum over ASCII digits.
+pub fn luhn_valid(digits: &[u8]) -> bool {
+    let mut sum = 0u32;
+    for (i, d) in digits.iter().rev().enumerate() {
+        let mut v = u32::from(d - b'0');
+        if i % 2 == 1 {
+            v *= 2;
+            if v > 9 {
+                v -= 9;
+            }
+        }
+        sum += v;
+    }
+    !digits.is_empty() && sum % 10 == 0
+}
+
+/// A maximal run of ASCII digits in the text.
+#[derive(Clone, Copy)]
+struct Group {
+    start: usize,
+    end: usize,
+}
+
+/// Finds payment-card numbers: 13 to 19 digits, written together or in groups separated by
+/// single spaces or dashes, passing the Luhn check and not glued to other letters or digits.
+/// Digit groups are chained, and every window of consecutive groups is tried (longest first),
+/// so a card followed by an expiry date or preceded by an order number is still found.
+fn redact_cards(text: &str) -> (String, usize) {
+    let bytes = text.as_bytes();
+    let mut groups: Vec<Group> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_digit() {
+            let start = i;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            groups.push(Group { start, end: i });
+        } else {
+            i += 1;
+        }
+    }
+    if groups.is_empty() {
+        return (text.to_owned(), 0);
+    }
+    // Split the groups into chains joined by exactly one space or dash.
+    let mut spans: Vec<(usize, usize)> = Vec::new(); // byte ranges to redact
+    let mut chain_start = 0;
+    for g in 1..=groups.len() {
+        let joined = g < groups.len()
+            && groups[g].start == groups[g - 1].end + 1
+            && matches!(bytes[groups[g - 1].end], b' ' | b'-');
+        if !joined {
+            find_in_chain(bytes, &groups[chain_start..g], &mut spans);
+            chain_start = g;
+        }
+    }
+    if spans.is_empty() {
+        return (text.to_owned(), 0);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for &(s, e) in &spans {
+        out.push_str(&text[last..s]);
+        out.push_str(CARD_REPLACEMENT);
+        last = e;
+    }
+    out.push_str(&text[last..]);
+    (out, spans.len())
+}
+
+fn find_in_chain(bytes: &[u8], chain: &[Group], spans: &mut Vec<(usize, usize)>) {
+    let glued = |pos: Option<usize>| pos.is_some_and(|p| bytes[p].is_ascii_alphanumeric() || bytes[p] == b'_');
+    let mut a = 0;
+    while a < chain.len() {
+        let mut found = None;
+        // Longest window starting at group a first.
+        let mut total = 0;
+        let mut ends = Vec::new();
+        for (b, g) in chain.iter().enumerate().skip(a) {
+            total += g.end - g.start;
+            if total > 19 {
+                break;
+            }
+            ends.push((b, total));
+        }
+        for &(b, total) in ends.iter().rev() {
+            if total < 13 {
+                break;
+            }
+            let (s, e) = (chain[a].start, chain[b].end);
+            let before = s.checked_sub(1);
+            let after = (e < bytes.len()).then_some(e);
+            if glued(before) || glued(after) {
+                continue;
+            }
+            let digits: Vec<u8> = bytes[s..e].iter().copied().filter(u8::is_ascii_digit).collect();
+            if luhn_valid(&digits) {
+                found = Some((b, s, e));
+                break;
+            }
+        }
+        match found {
+            Some((b, s, e)) => {
+                spans.push((s, e));
+                a = b + 1;
+            }
+            None => a += 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn red(s: &str) -> (String, usize) {
+        let r = Redactor::new(true, &[]).unwrap();
+        let mut o = Outcome::default();
+        let out = r.redact_str(s, &mut o);
+        (out, o.count)
+    }
+
+    #[test]
+    fn luhn() {
+        assert!(luhn_valid(b"4111111111111111"));
+        assert!(luhn_valid(b"79927398713"));
+        assert!(!luhn_valid(b"4111111111111112"));
+        assert!(!luhn_valid(b""));
+    }
+
+    #[test]
+    fn cards_in_every_common_shape() {
+        for card in [
+            "4111111111111111",
+            "4111 1111 1111 1111",
+            "4111-1111-1111-1111",
+            "5500 0000 0000 0004",
+            "3782 822463 10005", // amex 15
+            "6011000990139424",
+            "4222222222222", // 13-digit visa
+        ] {
+            let (out, n) = red(&format!("card {card}, thanks"));
+            assert_eq!(out, "card [REDACTED:payment_card], thanks", "{card}");
+            assert_eq!(n, 1);
+        }
+    }
+
+    #[test]
+    fn card_next_to_other_numbers_is_still_found() {
+        let (out, n) = red("pay 4111 1111 1111 1111 12 2029 now");
+        assert_eq!(out, "pay [REDACTED:payment_card] 12 2029 now");
+        assert_eq!(n, 1);
+        let (out, _) = red("order 77 4111111111111111");
+        assert_eq!(out, "order 77 [REDACTED:payment_card]");
+        let (out, n) = red("two: 4111111111111111 and 5500-0000-0000-0004.");
+        assert_eq!(out, "two: [REDACTED:payment_card] and [REDACTED:payment_card].");
+        assert_eq!(n, 2);
+    }
+
+    #[test]
+    fn numbers_that_are_not_cards_stay() {
+        for s in [
+            "order 4111111111111112 failed", // Luhn fails
+            "call 555 0100",
+            "id 123456789012",             // 12 digits
+            "x 41111111111111111111111",   // 23 contiguous digits
+            "ref ABC4111111111111111",      // glued to letters
+            "Customer cust_8861 has a verbal NDA limiting PAN exposure to last-4 only.",
+            "2026-05-09 12:00",
+        ] {
+            let (out, n) = red(s);
+            assert_eq!((out.as_str(), n), (s, 0), "{s}");
+        }
+    }
+
+    #[test]
+    fn secrets() {
+        let cases = [
+            ("key AKIAIOSFODNN7EXAMPLE here", "key [REDACTED:aws_access_key] here"),
+            ("ghp_0123456789abcdefghijklmnopqrstuvwxyzAB", "[REDACTED:github_token]"),
+            ("token xoxb-123456789012-abcdefghij", "token [REDACTED:slack_token]"),
+            ("sk_live_4eC39HqLyjWDarjtT1zdp7dc", "[REDACTED:stripe_key]"),
+            ("use sk-proj-abcdefghijklmnopqrstuvwxyz123456", "use [REDACTED:api_key]"),
+            ("AIzaSyA-1234567890abcdefghijklmnopqrstu", "[REDACTED:google_api_key]"),
+            ("Authorization: Bearer abcdef0123456789abcdef.xyz", "Authorization: Bearer [REDACTED:bearer_token]"),
+            ("postgres://app:hunter2@db:5432/x", "postgres://app:[REDACTED:password]@db:5432/x"),
+            ("password=hunter2 ok", "password=[REDACTED:secret] ok"),
+            ("api_key: \"abc def\"", "api_key: [REDACTED:secret]"),
+            ("{\"client_secret\": \"zz\"}", "{\"client_secret\": [REDACTED:secret]}"),
+            (
+                "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+                "[REDACTED:jwt]",
+            ),
+            (
+                "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nabc\n-----END RSA PRIVATE KEY----- after",
+                "[REDACTED:private_key] after",
+            ),
+            ("-----BEGIN PRIVATE KEY-----\nMIIE truncated", "[REDACTED:private_key]"),
+        ];
+        for (input, expected) in cases {
+            let (out, n) = red(input);
+            assert_eq!(out, expected, "{input}");
+            assert!(n >= 1);
+        }
+    }
+
+    #[test]
+    fn ordinary_prose_is_untouched() {
+        for s in [
+            "The customer prefers email over phone.",
+            "Returns are accepted within 30 days of delivery.",
+            "Password resets go through the help centre.",
+            "skip-level meeting on 2026-05-09",
+        ] {
+            assert_eq!(red(s), (s.to_owned(), 0), "{s}");
+        }
+    }
+
+    #[test]
+    fn tenant_rules_and_disabled_defaults() {
+        let rules = vec![RedactionRule {
+            name: "ticket".into(),
+            pattern: r"TCK-\d+".into(),
+            replacement: "[REDACTED:ticket]".into(),
+        }];
+        let r = Redactor::new(false, &rules).unwrap();
+        let mut o = Outcome::default();
+        let out = r.redact_str("TCK-42 card 4111111111111111", &mut o);
+        assert_eq!(out, "[REDACTED:ticket] card 4111111111111111");
+        assert_eq!(o, Outcome { count: 1, rules: vec!["ticket".into()] });
+    }
+
+    #[test]
+    fn invalid_tenant_pattern_is_an_error() {
+        let rules = vec![RedactionRule { name: "bad".into(), pattern: "(".into(), replacement: "x".into() }];
+        let e = Redactor::new(true, &rules).err().unwrap();
+        assert_eq!(e.kind, crate::error::Kind::InvalidParameter);
+        assert!(e.message.contains("\"bad\""));
+        // A pattern that would compile to an enormous automaton is refused, not built.
+        let rules = vec![RedactionRule { name: "huge".into(), pattern: r"\w{1000}{1000}".into(), replacement: "x".into() }];
+        assert!(Redactor::new(true, &rules).is_err());
+    }
+
+    #[test]
+    fn json_strings_keys_and_card_numbers() {
+        let r = Redactor::new(true, &[]).unwrap();
+        let mut o = Outcome::default();
+        let v = json!({"card": 4111111111111111u64, "note": "pan 4111-1111-1111-1111",
+                       "password=abc": 1, "n": 42, "list": ["AKIAIOSFODNN7EXAMPLE", null, true]});
+        let out = r.redact_json(&v, &mut o);
+        assert_eq!(out["card"], json!(CARD_REPLACEMENT));
+        assert_eq!(out["note"], json!("pan [REDACTED:payment_card]"));
+        assert_eq!(out["password=[REDACTED:secret]"], json!(1));
+        assert_eq!(out["n"], json!(42));
+        assert_eq!(out["list"], json!(["[REDACTED:aws_access_key]", null, true]));
+        assert_eq!(o.count, 4);
+    }
+
+    #[test]
+    fn multibyte_text_around_matches() {
+        let (out, n) = red("café 4111111111111111 ünïcode");
+        assert_eq!(out, "café [REDACTED:payment_card] ünïcode");
+        assert_eq!(n, 1);
+    }
+}
