@@ -137,7 +137,14 @@ pub fn prepare_capture(input: &CaptureInput<'_>, policy: &Policy, redactor: &Red
 
     if let Some(c) = input.confidence {
         if !c.is_finite() || !(0.0..=1.0).contains(&c) {
-            return Err(Error::invalid(format!("confidence {c} is out of range"))
+            let shown = if c.is_nan() {
+                "NaN".to_owned()
+            } else if c.is_infinite() {
+                (if c > 0.0 { "Infinity" } else { "-Infinity" }).to_owned()
+            } else {
+                c.to_string()
+            };
+            return Err(Error::invalid(format!("confidence {shown} is out of range"))
                 .detail("Confidence must be a number between 0 and 1."));
         }
     }
@@ -190,14 +197,14 @@ pub fn prepare_capture(input: &CaptureInput<'_>, policy: &Policy, redactor: &Red
     for (i, item) in items.iter().enumerate() {
         let Value::String(s) = item else {
             return Err(Error::invalid("evidence_refs must be a JSON array of strings")
-                .detail(format!("Element {i} is not a string.")));
+                .detail(format!("The element at index {i} is not a string.")));
         };
         if s.trim().is_empty() {
             return Err(Error::invalid("evidence_refs must not contain empty strings")
-                .detail(format!("Element {i} is empty.")));
+                .detail(format!("The element at index {i} is empty.")));
         }
         if s.len() > lim.evidence_ref_max_bytes {
-            return Err(too_long(&format!("evidence_refs element {i}"), s.len(), lim.evidence_ref_max_bytes));
+            return Err(too_long(&format!("evidence_refs element at index {i}"), s.len(), lim.evidence_ref_max_bytes));
         }
         clean_refs.push(Value::String(redactor.redact_str(s, &mut redaction)));
     }

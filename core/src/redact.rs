@@ -86,16 +86,11 @@ fn compile(name: &str, pattern: &str, replacement: &str) -> Result<Rule> {
     Ok(Rule { name: name.to_owned(), re, replacement: replacement.to_owned() })
 }
 
+/// The regex crate's message is several lines ending in "error: <reason>"; keep the reason.
 fn first_line(s: &str) -> String {
     let line = s.lines().last().unwrap_or(s).trim();
-    let mut out = line.to_owned();
-    if let Some(c) = out.get(0..1) {
-        out.replace_range(0..1, &c.to_uppercase());
-    }
-    if !out.ends_with('.') {
-        out.push('.');
-    }
-    out
+    let reason = line.strip_prefix("error: ").unwrap_or(line).trim_end_matches('.');
+    format!("The pattern does not compile: {reason}.")
 }
 
 impl Redactor {
@@ -418,6 +413,7 @@ mod tests {
         let e = Redactor::new(true, &rules).err().unwrap();
         assert_eq!(e.kind, crate::error::Kind::InvalidParameter);
         assert!(e.message.contains("\"bad\""));
+        assert_eq!(e.detail.as_deref(), Some("The pattern does not compile: unclosed group."));
         // A pattern that would compile to an enormous automaton is refused, not built.
         let rules = vec![RedactionRule { name: "huge".into(), pattern: r"\w{1000}{1000}".into(), replacement: "x".into() }];
         assert!(Redactor::new(true, &rules).is_err());

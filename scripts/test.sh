@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Sets up everything and runs every test layer:
+#   1. unit     pure-Rust tests of the core            (cargo test -p memory_fabric_core)
+#   2. pg_test  #[pg_test] inside a backend            (cargo pgrx test, its own cluster)
+#   3. regress  pg_regress against the local cluster   (tests/pg_regress)
+# Exits non-zero if any layer fails; ends with a "N passed, N failed" line.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bash "$MF_ROOT/scripts/setup.sh"
+cd "$MF_ROOT"
+mkdir -p "$MF_BUILD/logs"
+logs=$MF_BUILD/logs
+total_pass=0 total_fail=0 failed_layers=()
+
+count_cargo() { # sums "test result: ... N passed; M failed" lines
+  awk '/test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed/) p += $(i-1); if ($(i) ~ /^failed/) f += $(i-1) } }
+       END { printf "%d %d\n", p, f }' "$1"
+}
+
+layer() { # name, log, command…
+  local name=$1 log=$2; shift 2
+  mf_log "test layer: $name"
+  local rc=0
+  "$@" 2>&1 | tee "$log" || rc=$?
+  return $rc
+}
+
+# 1. unit
+rc=0; layer unit "$logs/unit.log" cargo test -p memory_fabric_core || rc=$?
+read -r p f < <(count_cargo "$logs/unit.log")
+total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
+[ $rc = 0 ] || failed_layers+=(unit)
+
+# 2. pg_test (installs a pg_test build of the extension; the normal build is installed after)
+pgtest_data=$MF_BUILD/pgtest
+mkdir -p "$pgtest_data"
+if mf_is_root; then chown postgres:postgres "$pgtest_data"; fi
+runas=(); if mf_is_root; then runas=(--runas postgres); fi
+rc=0; layer pg_test "$logs/pg_test.log" cargo pgrx test "pg$MF_PG_MAJOR" "${runas[@]}" --pgdata "$pgtest_data/data" || rc=$?
+read -r p f < <(count_cargo "$logs/pg_test.log")
+total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
+[ $rc = 0 ] || { failed_layers+=(pg_test); [ "$f" -gt 0 ] || total_fail=$((total_fail + 1)); }
+
+# 3. regress
+mf_log "installing the extension"
+cargo pgrx install --pg-config "$MF_PG_CONFIG" >"$logs/install.log" 2>&1 || { cat "$logs/install.log"; exit 1; }
+bash "$MF_ROOT/scripts/cluster.sh" start
+export MF_PG_BINDIR MF_REGRESS_TMP=$MF_BUILD/regress
+rm -rf "$MF_REGRESS_TMP"; mkdir -p "$MF_REGRESS_TMP"; chmod 777 "$MF_REGRESS_TMP"
+schedule=(setup capture capture_errors append_only dump_restore)
+rc=0; layer regress "$logs/regress.log" "$MF_PGXS_TEST/regress/pg_regress" \
+  --inputdir="$MF_ROOT/tests/pg_regress" --outputdir="$MF_REGRESS_TMP" \
+  --host="$MF_PGHOST" --port="$MF_PGPORT" --user="$MF_PGUSER" \
+  --dbname=memory_fabric_regress "${schedule[@]}" || rc=$?
+f=$(grep -cE '^(not ok|test .* \.\.\. FAILED)|^ *[a-z_]+ +\.\.\. FAILED' "$logs/regress.log" || true)
+p=$(( ${#schedule[@]} - f ))
+total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
+if [ $rc != 0 ]; then
+  failed_layers+=(regress)
+  [ "$f" -gt 0 ] || total_fail=$((total_fail + 1))
+  [ -f "$MF_REGRESS_TMP/regression.diffs" ] && head -200 "$MF_REGRESS_TMP/regression.diffs"
+fi
+
+echo
+if [ ${#failed_layers[@]} -gt 0 ]; then
+  echo "failed layers: ${failed_layers[*]}"
+fi
+echo "$total_pass passed, $total_fail failed"
+[ ${#failed_layers[@]} = 0 ]

@@ -1,0 +1,299 @@
+-- memory_fabric schema: tables, constraints, indexes and the append-only guards.
+-- Runs first in the extension script (bootstrap); everything lives in schema memory_fabric.
+-- Ids are readable text with a prefix (mc_ candidate, rv_ review, dc_ decision,
+-- pm_ promoted memory, cns_ consent, ev_ event).
+
+-- Policies: one row per version. The newest version of a tenant's policy is in force;
+-- a tenant without one uses the newest '*' version.
+CREATE TABLE memory_fabric.policies (
+    tenant_id   text        NOT NULL CHECK (tenant_id <> ''),
+    version     integer     NOT NULL CHECK (version > 0),
+    body        jsonb       NOT NULL CHECK (jsonb_typeof(body) = 'object'),
+    created_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
+    created_by  text        NOT NULL DEFAULT current_user,
+    note        text,
+    PRIMARY KEY (tenant_id, version),
+    -- Versions are numbered across all tenants, so a version number alone names one policy.
+    UNIQUE (version)
+);
+COMMENT ON TABLE memory_fabric.policies IS
+    'Per-tenant policy versions (append-only); tenant ''*'' holds the default';
+
+-- Every capture, as it was written (after redaction). Append-only.
+CREATE TABLE memory_fabric.candidates (
+    id              text        PRIMARY KEY CHECK (id LIKE 'mc\_%'),
+    tenant_id       text        NOT NULL CHECK (tenant_id <> '' AND tenant_id <> '*'),
+    user_id         text,
+    intent_id       text,
+    source          text        NOT NULL CHECK (source IN ('agent', 'operator', 'system')),
+    text            text        NOT NULL CHECK (text <> ''),
+    evidence_refs   jsonb       NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(evidence_refs) = 'array'),
+    classification  text        NOT NULL CHECK (classification <> ''),
+    captured_at     timestamptz NOT NULL DEFAULT clock_timestamp(),
+    entity          text,
+    predicate       text,
+    value           jsonb,
+    write_class     text        CHECK (write_class IN ('evidence_link', 'preference', 'decision_outcome', 'correction')),
+    confidence      double precision CHECK (confidence >= 0 AND confidence <= 1),
+    actor           text,
+    -- NULL only after governed erasure replaced the content with a tombstone.
+    embedding       vector,
+    embedding_model text        NOT NULL,
+    content_hash    text        NOT NULL CHECK (content_hash ~ '^[0-9a-f]{64}$'),
+    supersedes      text        CHECK (supersedes LIKE 'mc\_%' OR supersedes LIKE 'pm\_%'),
+    metadata        jsonb       NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(metadata) = 'object'),
+    redaction_count integer     NOT NULL DEFAULT 0 CHECK (redaction_count >= 0),
+    redaction_rules text[]      NOT NULL DEFAULT '{}',
+    policy_version  integer     NOT NULL,
+    CHECK ((entity IS NULL) = (predicate IS NULL)),
+    CHECK (value IS NULL OR predicate IS NOT NULL)
+);
+COMMENT ON TABLE memory_fabric.candidates IS
+    'Every capture, redacted before write; append-only';
+CREATE INDEX candidates_tenant_captured ON memory_fabric.candidates (tenant_id, captured_at);
+CREATE INDEX candidates_tenant_user_hash ON memory_fabric.candidates (tenant_id, user_id, content_hash);
+CREATE INDEX candidates_fact ON memory_fabric.candidates (tenant_id, entity, predicate)
+    WHERE entity IS NOT NULL;
+CREATE INDEX candidates_supersedes ON memory_fabric.candidates (supersedes)
+    WHERE supersedes IS NOT NULL;
+
+-- The dimension of each embedding model a tenant has used, fixed by its first vector.
+CREATE TABLE memory_fabric.embedding_models (
+    tenant_id     text        NOT NULL,
+    model         text        NOT NULL CHECK (model <> ''),
+    dimensions    integer     NOT NULL CHECK (dimensions > 0),
+    registered_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (tenant_id, model)
+);
+COMMENT ON TABLE memory_fabric.embedding_models IS
+    'Dimension of every embedding model seen per tenant; append-only';
+
+-- Every verdict. The newest review of a candidate is its effective verdict.
+CREATE TABLE memory_fabric.reviews (
+    id                       text        PRIMARY KEY CHECK (id LIKE 'rv\_%'),
+    tenant_id                text        NOT NULL,
+    candidate_id             text        NOT NULL REFERENCES memory_fabric.candidates (id),
+    status                   text        NOT NULL
+        CHECK (status IN ('pending_promotion', 'duplicate_of', 'contradicts', 'rejected')),
+    duplicate_of_id          text,
+    contradicts_id           text,
+    contradiction_resolution text        CHECK (contradiction_resolution IN ('supersede', 'coexist', 'block')),
+    proposed_tier            text        NOT NULL
+        CHECK (proposed_tier IN ('working', 'episodic', 'semantic', 'durable')),
+    priority_score           numeric(3,2) NOT NULL CHECK (priority_score BETWEEN 0 AND 1),
+    reviewer                 text        NOT NULL CHECK (reviewer IN ('auto', 'human')),
+    reviewer_notes           text,
+    reason                   text,
+    similarity               double precision,
+    consent_id               text,
+    policy_version           integer     NOT NULL,
+    reviewed_at              timestamptz NOT NULL DEFAULT clock_timestamp(),
+    CHECK (status <> 'duplicate_of' OR duplicate_of_id IS NOT NULL),
+    CHECK (status <> 'contradicts' OR (contradicts_id IS NOT NULL AND contradiction_resolution IS NOT NULL))
+);
+COMMENT ON TABLE memory_fabric.reviews IS
+    'Every review verdict; append-only, the newest per candidate is effective';
+CREATE INDEX reviews_candidate ON memory_fabric.reviews (candidate_id, reviewed_at DESC, id DESC);
+CREATE INDEX reviews_queue ON memory_fabric.reviews (tenant_id, reviewed_at)
+    WHERE reviewer = 'human';
+
+-- Operator actions on the review queue.
+CREATE TABLE memory_fabric.decisions (
+    id               text        PRIMARY KEY CHECK (id LIKE 'dc\_%'),
+    tenant_id        text        NOT NULL,
+    candidate_id     text        NOT NULL REFERENCES memory_fabric.candidates (id),
+    review_id        text        REFERENCES memory_fabric.reviews (id),
+    action           text        NOT NULL CHECK (action IN ('approve', 'reject', 'edit')),
+    decided_by       text        NOT NULL CHECK (decided_by <> ''),
+    notes            text,
+    new_candidate_id text        REFERENCES memory_fabric.candidates (id),
+    decided_at       timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+COMMENT ON TABLE memory_fabric.decisions IS
+    'Approve / reject / edit decisions on queued candidates; append-only';
+CREATE INDEX decisions_candidate ON memory_fabric.decisions (candidate_id, decided_at DESC);
+
+-- Consent records (seed 001). Append-only except the write-once revocation columns.
+CREATE TABLE memory_fabric.consents (
+    id                      text        PRIMARY KEY CHECK (id LIKE 'cns\_%'),
+    tenant_id               text        NOT NULL,
+    subject                 text        NOT NULL CHECK (subject <> ''),
+    purpose                 text        NOT NULL CHECK (purpose <> ''),
+    predicates_allowed      text[]      NOT NULL DEFAULT '{}',
+    classifications_allowed text[]      NOT NULL DEFAULT '{}',
+    basis                   text        NOT NULL CHECK (basis <> ''),
+    captured_at             timestamptz NOT NULL DEFAULT clock_timestamp(),
+    valid_until             timestamptz,
+    evidence_refs           jsonb       NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(evidence_refs) = 'array'),
+    auditor_id              text,
+    -- No self-referencing foreign keys here or in promoted_memory: an extension's constraints
+    -- exist before pg_restore loads data, and a write-once update can move the older row
+    -- physically after the newer one that points at it. The writing functions check the link.
+    supersedes              text        CHECK (supersedes LIKE 'cns\_%'),
+    revoked_at              timestamptz,
+    revoked_by              text,
+    revocation_reason       text,
+    CHECK (revoked_at IS NULL OR revoked_by IS NOT NULL)
+);
+COMMENT ON TABLE memory_fabric.consents IS
+    'Consent records; append-only except write-once revoked_at, revoked_by, revocation_reason';
+CREATE INDEX consents_subject ON memory_fabric.consents (tenant_id, subject, purpose);
+
+-- The table recall reads. promote() is the only way in.
+CREATE TABLE memory_fabric.promoted_memory (
+    id                text        PRIMARY KEY CHECK (id LIKE 'pm\_%'),
+    candidate_id      text        NOT NULL UNIQUE REFERENCES memory_fabric.candidates (id),
+    review_id         text        NOT NULL REFERENCES memory_fabric.reviews (id),
+    tenant_id         text        NOT NULL,
+    user_id           text,
+    intent_scope      text,
+    text              text        NOT NULL,
+    evidence_refs     jsonb       NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(evidence_refs) = 'array'),
+    classification    text        NOT NULL,
+    source            text        NOT NULL CHECK (source IN ('agent', 'operator', 'system')),
+    tier              text        NOT NULL CHECK (tier IN ('working', 'episodic', 'semantic', 'durable')),
+    priority          numeric(3,2) NOT NULL CHECK (priority BETWEEN 0 AND 1),
+    entity            text,
+    predicate         text,
+    value             jsonb,
+    write_class       text,
+    confidence        double precision,
+    embedding         vector,
+    embedding_model   text        NOT NULL,
+    content_hash      text        NOT NULL,
+    consent_id        text        REFERENCES memory_fabric.consents (id),
+    promoted_by       text        NOT NULL,
+    promoted_at       timestamptz NOT NULL DEFAULT clock_timestamp(),
+    expires_at        timestamptz,
+    in_contradiction  boolean     NOT NULL DEFAULT false,
+    supersedes_id     text        CHECK (supersedes_id LIKE 'pm\_%'),
+    retracted_at      timestamptz,
+    retracted_by      text,
+    retraction_reason text,
+    CHECK (retracted_at IS NULL OR (retracted_by IS NOT NULL AND retraction_reason IS NOT NULL))
+);
+COMMENT ON TABLE memory_fabric.promoted_memory IS
+    'Promoted memories, the only table recall reads; append-only except write-once retraction columns';
+-- Recall: scope first, then order by priority and recency.
+CREATE INDEX promoted_recall ON memory_fabric.promoted_memory
+    (tenant_id, user_id, priority DESC, promoted_at DESC);
+-- Review: exact and structured dedup, contradiction by (entity, predicate).
+CREATE INDEX promoted_hash ON memory_fabric.promoted_memory (tenant_id, content_hash);
+CREATE INDEX promoted_fact ON memory_fabric.promoted_memory (tenant_id, entity, predicate)
+    WHERE entity IS NOT NULL;
+-- Nearest-neighbour search for the built-in embedder's vectors.
+CREATE INDEX promoted_builtin_hnsw ON memory_fabric.promoted_memory
+    USING hnsw ((embedding::vector(384)) vector_cosine_ops)
+    WHERE embedding_model = 'memory_fabric/hash-384-v1';
+
+-- Audit events. Append-only.
+CREATE TABLE memory_fabric.events (
+    id         text        PRIMARY KEY CHECK (id LIKE 'ev\_%'),
+    tenant_id  text        NOT NULL,
+    kind       text        NOT NULL CHECK (kind LIKE 'memory.%'),
+    subject_id text,
+    actor      text,
+    payload    jsonb       NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(payload) = 'object'),
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+COMMENT ON TABLE memory_fabric.events IS 'Audit events; append-only';
+CREATE INDEX events_tenant_created ON memory_fabric.events (tenant_id, created_at);
+CREATE INDEX events_subject ON memory_fabric.events (subject_id) WHERE subject_id IS NOT NULL;
+
+-- ---------------------------------------------------------------------------------------------
+-- Append-only guards. Row-level BEFORE UPDATE/DELETE and statement-level BEFORE TRUNCATE,
+-- ENABLE ALWAYS so they fire under session_replication_role = replica as well. They hold for
+-- every role, the owner and superusers included.
+
+CREATE FUNCTION memory_fabric._guard_append_only() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'cannot % table "%.%"',
+            CASE TG_OP WHEN 'DELETE' THEN 'delete from' ELSE lower(TG_OP) END,
+            TG_TABLE_SCHEMA, TG_TABLE_NAME
+        USING ERRCODE = 'object_not_in_prerequisite_state',
+              DETAIL = format('Rule: %s is append-only; rows are never updated, deleted or truncated.',
+                              TG_TABLE_NAME),
+              HINT = CASE TG_TABLE_NAME
+                  WHEN 'candidates' THEN 'Capture a new candidate that supersedes this one.'
+                  WHEN 'policies' THEN 'Write a new policy version with memory_fabric.set_policy().'
+                  ELSE 'Record a new row instead.'
+              END;
+END
+$$;
+
+-- Write-once columns (named as trigger arguments) may go from NULL to a value, never back
+-- and never to another value; every other column is fixed. An UPDATE that sets no write-once
+-- column is refused too.
+CREATE FUNCTION memory_fabric._guard_write_once() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    o jsonb := to_jsonb(OLD);
+    n jsonb := to_jsonb(NEW);
+    k text;
+    set_once boolean := false;
+BEGIN
+    FOR k IN SELECT jsonb_object_keys(n) ORDER BY 1 LOOP
+        CONTINUE WHEN o -> k IS NOT DISTINCT FROM n -> k;
+        IF k <> ALL (TG_ARGV) THEN
+            RAISE EXCEPTION 'cannot update column "%" of table "%.%"', k, TG_TABLE_SCHEMA, TG_TABLE_NAME
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = format('Rule: %s is append-only; only the write-once columns %s may be set.',
+                                      TG_TABLE_NAME, array_to_string(TG_ARGV, ', '));
+        ELSIF o ->> k IS NOT NULL THEN
+            RAISE EXCEPTION 'cannot update column "%" of table "%.%"', k, TG_TABLE_SCHEMA, TG_TABLE_NAME
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = format('Rule: %s is write-once; it may change from NULL to a value, never again.', k);
+        END IF;
+        set_once := true;
+    END LOOP;
+    IF NOT set_once THEN
+        RAISE EXCEPTION 'cannot update table "%.%"', TG_TABLE_SCHEMA, TG_TABLE_NAME
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = format('Rule: %s is append-only; an update must set a write-once column (%s) from NULL.',
+                                  TG_TABLE_NAME, array_to_string(TG_ARGV, ', '));
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['policies', 'candidates', 'embedding_models', 'reviews', 'decisions',
+                             'consents', 'promoted_memory', 'events'] LOOP
+        IF t = 'promoted_memory' THEN
+            EXECUTE format('CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.%I FOR EACH ROW '
+                           'EXECUTE FUNCTION memory_fabric._guard_write_once(%L, %L, %L)',
+                           t, 'retracted_at', 'retracted_by', 'retraction_reason');
+        ELSIF t = 'consents' THEN
+            EXECUTE format('CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.%I FOR EACH ROW '
+                           'EXECUTE FUNCTION memory_fabric._guard_write_once(%L, %L, %L)',
+                           t, 'revoked_at', 'revoked_by', 'revocation_reason');
+        ELSE
+            EXECUTE format('CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.%I FOR EACH ROW '
+                           'EXECUTE FUNCTION memory_fabric._guard_append_only()', t);
+        END IF;
+        EXECUTE format('CREATE TRIGGER guard_delete BEFORE DELETE ON memory_fabric.%I FOR EACH ROW '
+                       'EXECUTE FUNCTION memory_fabric._guard_append_only()', t);
+        EXECUTE format('CREATE TRIGGER guard_truncate BEFORE TRUNCATE ON memory_fabric.%I '
+                       'FOR EACH STATEMENT EXECUTE FUNCTION memory_fabric._guard_append_only()', t);
+        EXECUTE format('ALTER TABLE memory_fabric.%I ENABLE ALWAYS TRIGGER guard_update', t);
+        EXECUTE format('ALTER TABLE memory_fabric.%I ENABLE ALWAYS TRIGGER guard_delete', t);
+        EXECUTE format('ALTER TABLE memory_fabric.%I ENABLE ALWAYS TRIGGER guard_truncate', t);
+    END LOOP;
+END
+$$;
+
+-- pg_dump skips extension-owned tables unless registered. The built-in '*' version 1 policy
+-- is created by CREATE EXTENSION, so the dump leaves it out to restore without a conflict.
+SELECT pg_catalog.pg_extension_config_dump('memory_fabric.policies',
+                                           'WHERE NOT (tenant_id = ''*'' AND version = 1)');
+SELECT pg_catalog.pg_extension_config_dump('memory_fabric.candidates', '');
+SELECT pg_catalog.pg_extension_config_dump('memory_fabric.embedding_models', '');
+SELECT pg_catalog.pg_extension_config_dump('memory_fabric.reviews', '');
+SELECT pg_catalog.pg_extension_config_dump('memory_fabric.decisions', '');
+SELECT pg_catalog.pg_extension_config_dump('memory_fabric.consents', '');
+SELECT pg_catalog.pg_extension_config_dump('memory_fabric.promoted_memory', '');
+SELECT pg_catalog.pg_extension_config_dump('memory_fabric.events', '');

@@ -1,0 +1,227 @@
+//! Stage 1, capture: validate, redact, hash, embed and append one candidate.
+
+use crate::error::{raise, OrRaise};
+use crate::gucs;
+use crate::policy;
+use crate::spi::{plan, FLOAT4_ARRAY, FLOAT8, INT4, TEXT, TEXT_ARRAY};
+use memory_fabric_core::capture::{check_embedding, prepare_capture, CaptureInput};
+use memory_fabric_core::{embed, ids, Error, Kind};
+use pgrx::prelude::*;
+use pgrx::spi::SpiClient;
+
+const INSERT: &str = "INSERT INTO memory_fabric.candidates \
+    (id, tenant_id, user_id, intent_id, source, text, evidence_refs, classification, entity, \
+     predicate, value, write_class, confidence, actor, embedding, embedding_model, content_hash, \
+     supersedes, metadata, redaction_count, redaction_rules, policy_version) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $16, \
+            $17, $18, $19::jsonb, $20, $21, $22)";
+
+const MODEL_DIMS: &str =
+    "SELECT dimensions FROM memory_fabric.embedding_models WHERE tenant_id = $1 AND model = $2";
+const MODEL_REGISTER: &str = "INSERT INTO memory_fabric.embedding_models (tenant_id, model, dimensions) \
+     VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
+const SUPERSEDES_EXISTS: &str = "SELECT EXISTS (SELECT 1 FROM memory_fabric.candidates WHERE id = $1 AND tenant_id = $2) \
+     OR EXISTS (SELECT 1 FROM memory_fabric.promoted_memory WHERE id = $1 AND tenant_id = $2)";
+const EMBED_FN: &str = "SELECT quote_ident(n.nspname) || '.' || quote_ident(p.proname) \
+     FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace \
+     WHERE p.oid = pg_catalog.to_regprocedure($1 || '(text)')";
+
+/// A new id with the given prefix: the current UTC second and 64 random bits.
+pub fn new_id(prefix: &str) -> String {
+    let mut rnd = [0u8; 8];
+    getrandom::getrandom(&mut rnd).unwrap_or_else(|e| error!("memory_fabric: no randomness: {e}"));
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    ids::make_id(prefix, secs, rnd)
+}
+
+fn require_utf8() {
+    if unsafe { pg_sys::GetDatabaseEncoding() } != pg_sys::pg_enc::PG_UTF8 as i32 {
+        raise(Error::new(Kind::WrongState, "memory_fabric requires a UTF8 database")
+            .detail("Redaction and embedding work on Unicode text."));
+    }
+}
+
+/// The dimension registered for (tenant, model), registering `dims` if the model is new.
+fn registered_dimensions(client: &mut SpiClient<'_>, tenant: &str, model: &str, dims: i32) -> i32 {
+    let read = |client: &SpiClient<'_>| -> Option<i32> {
+        client
+            .select(&*plan(client, MODEL_DIMS, &[TEXT, TEXT], false), Some(1), &[tenant.into(), model.into()])
+            .and_then(|t| if t.is_empty() { Ok(None) } else { t.first().get_one::<i32>() })
+            .unwrap_or_else(|e| error!("memory_fabric: cannot read embedding models: {e}"))
+    };
+    if let Some(d) = read(client) {
+        return d;
+    }
+    let ins = plan(client, MODEL_REGISTER, &[TEXT, TEXT, INT4], true);
+    client
+        .update(&*ins, None, &[tenant.into(), model.into(), dims.into()])
+        .unwrap_or_else(|e| error!("memory_fabric: cannot register embedding model: {e}"));
+    // Lost a race with another first capture of this model: theirs decides.
+    read(client).unwrap_or(dims)
+}
+
+/// Embeds text with the SQL function named by memory_fabric.embedding_function.
+fn embed_with_function(client: &SpiClient<'_>, func: &str, text: &str) -> (Vec<f32>, String) {
+    let qualified: Option<String> = client
+        .select(&*plan(client, EMBED_FN, &[TEXT], false), Some(1), &[func.into()])
+        .and_then(|t| if t.is_empty() { Ok(None) } else { t.first().get_one::<String>() })
+        .unwrap_or_else(|e| error!("memory_fabric: cannot resolve embedding function: {e}"));
+    let Some(qualified) = qualified else {
+        raise(Error::invalid(format!("embedding function \"{func}\" does not exist"))
+            .detail("memory_fabric.embedding_function must name a function taking one text argument.")
+            .hint("Create the function, or reset memory_fabric.embedding_function to use the built-in embedder."));
+    };
+    let sql = format!("SELECT ({qualified}($1))::real[]");
+    let v: Option<Vec<Option<f32>>> = client
+        .select(sql.as_str(), Some(1), &[text.into()])
+        .and_then(|t| t.first().get_one::<Vec<Option<f32>>>())
+        .unwrap_or_else(|e| error!("memory_fabric: embedding function failed: {e}"));
+    let Some(v) = v else {
+        raise(Error::invalid(format!("embedding function {qualified} returned NULL")));
+    };
+    let v: Vec<f32> = v
+        .into_iter()
+        .map(|x| x.unwrap_or_else(|| raise(Error::invalid(format!("embedding function {qualified} returned a NULL element")))))
+        .collect();
+    let model = gucs::get(&gucs::EMBEDDING_MODEL).unwrap_or(qualified);
+    (v, model)
+}
+
+/// Internal: the body of memory_fabric.capture_memory(). Returns the new candidate's id.
+#[allow(clippy::too_many_arguments)]
+#[pg_extern(volatile, parallel_unsafe)]
+fn _capture(
+    tenant_id: Option<&str>,
+    text: Option<&str>,
+    source: Option<&str>,
+    classification: Option<&str>,
+    user_id: Option<&str>,
+    intent_id: Option<&str>,
+    evidence_refs: Option<&str>,
+    entity: Option<&str>,
+    predicate: Option<&str>,
+    value: Option<&str>,
+    write_class: Option<&str>,
+    confidence: Option<f64>,
+    actor: Option<&str>,
+    embedding: Option<pgrx::Array<f32>>,
+    embedding_model: Option<&str>,
+    supersedes: Option<&str>,
+    metadata: Option<&str>,
+) -> String {
+    require_utf8();
+    let Some(tenant) = tenant_id else {
+        raise(Error::invalid("tenant_id must not be null"));
+    };
+    let caller_vec: Option<Vec<f32>> = embedding.map(|a| {
+        a.iter()
+            .enumerate()
+            .map(|(i, x)| {
+                x.unwrap_or_else(|| {
+                    raise(Error::invalid("embedding must not contain NULL").detail(format!("Element {} is NULL.", i + 1)))
+                })
+            })
+            .collect()
+    });
+    let input = CaptureInput {
+        tenant_id,
+        text,
+        source,
+        classification,
+        user_id,
+        intent_id,
+        evidence_refs,
+        entity,
+        predicate,
+        value,
+        write_class,
+        confidence,
+        actor,
+        embedding_model,
+        has_embedding: caller_vec.is_some(),
+        supersedes,
+        metadata,
+    };
+
+    Spi::connect_mut(|client| {
+        let pol = policy::for_tenant(client, tenant);
+        let prepared = prepare_capture(&input, &pol.policy, &pol.redactor).or_raise();
+        let max_dims = pol.policy.limits.embedding_max_dimensions;
+
+        let (vector, model) = match (caller_vec, embedding_model) {
+            (Some(v), Some(m)) => {
+                check_embedding(&v, None, max_dims).or_raise();
+                let d = registered_dimensions(client, tenant, m, v.len() as i32);
+                check_embedding(&v, Some(d as usize), max_dims).or_raise();
+                (v, m.to_owned())
+            }
+            _ => match gucs::get(&gucs::EMBEDDING_FUNCTION) {
+                Some(func) => {
+                    let (v, m) = embed_with_function(client, &func, &prepared.text);
+                    check_embedding(&v, None, max_dims).or_raise();
+                    let d = registered_dimensions(client, tenant, &m, v.len() as i32);
+                    check_embedding(&v, Some(d as usize), max_dims).or_raise();
+                    (v, m)
+                }
+                // The redacted text is embedded: nothing of what redaction removed survives.
+                None => (embed::embed(&prepared.text), embed::MODEL.to_owned()),
+            },
+        };
+
+        if let Some(s) = supersedes {
+            let exists = client
+                .select(&*plan(client, SUPERSEDES_EXISTS, &[TEXT, TEXT], false), Some(1), &[s.into(), tenant.into()])
+                .and_then(|t| t.first().get_one::<bool>())
+                .unwrap_or_else(|e| error!("memory_fabric: cannot look up supersedes: {e}"));
+            if exists != Some(true) {
+                raise(Error::new(Kind::NotFound, format!("supersedes \"{s}\" does not exist"))
+                    .detail(format!("No candidate or promoted memory with that id belongs to tenant \"{tenant}\".")));
+            }
+        }
+
+        let id = new_id("mc");
+        let ins = plan(
+            client,
+            INSERT,
+            &[
+                TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, FLOAT8, TEXT,
+                FLOAT4_ARRAY, TEXT, TEXT, TEXT, TEXT, INT4, TEXT_ARRAY, INT4,
+            ],
+            true,
+        );
+        client
+            .update(
+                &*ins,
+                None,
+                &[
+                    id.as_str().into(),
+                    tenant.into(),
+                    user_id.into(),
+                    intent_id.into(),
+                    source.into(),
+                    prepared.text.as_str().into(),
+                    prepared.evidence_refs.as_str().into(),
+                    classification.into(),
+                    entity.into(),
+                    predicate.into(),
+                    prepared.value.as_deref().into(),
+                    write_class.into(),
+                    confidence.into(),
+                    actor.into(),
+                    vector.into(),
+                    model.as_str().into(),
+                    prepared.content_hash.as_str().into(),
+                    supersedes.into(),
+                    prepared.metadata.as_str().into(),
+                    (prepared.redaction.count.min(i32::MAX as usize) as i32).into(),
+                    prepared.redaction.rules.clone().into(),
+                    pol.version.into(),
+                ],
+            )
+            .unwrap_or_else(|e| error!("memory_fabric: cannot insert candidate: {e}"));
+        id
+    })
+}

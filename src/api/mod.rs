@@ -1,0 +1,3 @@
+//! The SQL surface, one module per pipeline stage.
+
+pub mod capture;

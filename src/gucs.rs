@@ -1,0 +1,44 @@
+//! Every setting of memory_fabric, in one place. All names start with `memory_fabric.`.
+
+use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
+use std::ffi::CString;
+
+/// SQL function `name(text)` returning `vector` or `real[]` used to embed captured text when the
+/// caller passes no vector. Unset: the built-in embedder. Superuser-only, because the function
+/// runs inside every capture.
+pub static EMBEDDING_FUNCTION: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+
+/// Model name recorded for vectors made by `memory_fabric.embedding_function`. Unset: the
+/// function's qualified name. Change it whenever the function's output changes.
+pub static EMBEDDING_MODEL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+
+pub fn init() {
+    GucRegistry::define_string_guc(
+        c"memory_fabric.embedding_function",
+        c"SQL function used to embed captured text when no vector is given.",
+        c"A function taking text and returning vector or real[]. Empty means the built-in embedder.",
+        &EMBEDDING_FUNCTION,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"memory_fabric.embedding_model",
+        c"Model name recorded for vectors made by memory_fabric.embedding_function.",
+        c"Empty means the function's qualified name.",
+        &EMBEDDING_MODEL,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    unsafe {
+        pgrx::pg_sys::MarkGUCPrefixReserved(c"memory_fabric".as_ptr());
+    }
+}
+
+/// A string setting's value, with the empty string read as unset.
+pub fn get(setting: &GucSetting<Option<CString>>) -> Option<String> {
+    setting
+        .get()
+        .and_then(|c| c.into_string().ok())
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+}

@@ -1,0 +1,66 @@
+//! The policy in force for a tenant, parsed and compiled once per policy version per backend.
+
+use crate::error::OrRaise;
+use crate::spi::{plan, INT4, TEXT};
+use memory_fabric_core::policy::Policy;
+use memory_fabric_core::redact::Redactor;
+use pgrx::prelude::*;
+use pgrx::spi::SpiClient;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+pub struct LoadedPolicy {
+    pub version: i32,
+    pub policy: Policy,
+    pub redactor: Redactor,
+}
+
+thread_local! {
+    // Keyed by (version, xmin): versions are append-only, and xmin tells a committed row from
+    // one written by a transaction that rolled back and later reused the version number.
+    static CACHE: RefCell<HashMap<(i32, String), Rc<LoadedPolicy>>> = RefCell::new(HashMap::new());
+}
+
+const CURRENT: &str = "SELECT version, xmin::text FROM memory_fabric.policies \
+     WHERE tenant_id = $1 OR tenant_id = '*' ORDER BY tenant_id = '*', version DESC LIMIT 1";
+const BODY: &str = "SELECT body::text FROM memory_fabric.policies WHERE version = $1";
+
+/// The policy in force for `tenant_id`: its own newest version, else the newest default.
+pub fn for_tenant(client: &SpiClient<'_>, tenant_id: &str) -> Rc<LoadedPolicy> {
+    let row = client
+        .select(&*plan(client, CURRENT, &[TEXT], false), Some(1), &[tenant_id.into()])
+        .and_then(|t| t.first().get_two::<i32, String>())
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read policies: {e}"));
+    let (Some(version), Some(xmin)) = row else {
+        error!("memory_fabric: no policy found, not even the default '*' policy");
+    };
+    let key = (version, xmin);
+    if let Some(p) = CACHE.with(|c| c.borrow().get(&key).cloned()) {
+        return p;
+    }
+    let body: String = client
+        .select(&*plan(client, BODY, &[INT4], false), Some(1), &[version.into()])
+        .and_then(|t| t.first().get_one::<String>())
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read policy {version}: {e}"))
+        .unwrap_or_else(|| error!("memory_fabric: policy version {version} vanished"));
+    let json: serde_json::Value =
+        serde_json::from_str(&body).unwrap_or_else(|e| error!("memory_fabric: policy {version} is not JSON: {e}"));
+    let policy = Policy::from_json(&json).or_raise();
+    let redactor = Redactor::new(policy.default_redaction, &policy.redaction_rules).or_raise();
+    let loaded = Rc::new(LoadedPolicy { version, policy, redactor });
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() > 256 {
+            c.clear();
+        }
+        c.insert(key, loaded.clone());
+    });
+    loaded
+}
+
+/// The built-in default policy body, inserted as the '*' policy at CREATE EXTENSION.
+#[pg_extern(immutable, parallel_safe)]
+fn _default_policy() -> pgrx::JsonB {
+    pgrx::JsonB(Policy::default_json())
+}

@@ -1,0 +1,229 @@
+-- Append-only storage: no role can alter a written row, in any mode.
+\set SHOW_CONTEXT never
+
+-- Rows to attack in every table (written directly here, as the functions that normally
+-- write them arrive with the pipeline).
+INSERT INTO memory_fabric.reviews (id, tenant_id, candidate_id, status, proposed_tier, priority_score,
+                                   reviewer, policy_version)
+SELECT 'rv_regress_1', tenant_id, id, 'pending_promotion', 'durable', 0.95, 'human', 1
+FROM memory_fabric.candidates WHERE tenant_id = 'tenant_acme_prod' ORDER BY captured_at LIMIT 1;
+INSERT INTO memory_fabric.decisions (id, tenant_id, candidate_id, review_id, action, decided_by)
+SELECT 'dc_regress_1', tenant_id, candidate_id, id, 'approve', 'operator:bob' FROM memory_fabric.reviews;
+INSERT INTO memory_fabric.consents (id, tenant_id, subject, purpose, basis, classifications_allowed)
+VALUES ('cns_regress_1', 'tenant_acme_prod', 'customer:cus_77', 'support_personalization', 'user_opt_in', '{INTERNAL}');
+INSERT INTO memory_fabric.promoted_memory (id, candidate_id, review_id, tenant_id, user_id, intent_scope, text,
+    evidence_refs, classification, source, tier, priority, embedding, embedding_model, content_hash, promoted_by)
+SELECT 'pm_regress_1', c.id, r.id, c.tenant_id, c.user_id, c.intent_id, c.text, c.evidence_refs, c.classification,
+       c.source, r.proposed_tier, r.priority_score, c.embedding, c.embedding_model, c.content_hash, 'operator:bob'
+FROM memory_fabric.candidates c JOIN memory_fabric.reviews r ON r.candidate_id = c.id;
+INSERT INTO memory_fabric.events (id, tenant_id, kind, subject_id) VALUES ('ev_regress_1', 'tenant_acme_prod', 'memory.promoted', 'pm_regress_1');
+
+CREATE FUNCTION pg_temp.fingerprint() RETURNS TABLE (table_name text, rows bigint, hash text)
+LANGUAGE sql AS $$
+    SELECT 'policies', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.policies x
+    UNION ALL
+    SELECT 'candidates', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.candidates x
+    UNION ALL
+    SELECT 'embedding_models', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.embedding_models x
+    UNION ALL
+    SELECT 'reviews', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.reviews x
+    UNION ALL
+    SELECT 'decisions', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.decisions x
+    UNION ALL
+    SELECT 'consents', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.consents x
+    UNION ALL
+    SELECT 'promoted_memory', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.promoted_memory x
+    UNION ALL
+    SELECT 'events', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.events x
+$$;
+CREATE TEMP TABLE before AS SELECT * FROM pg_temp.fingerprint();
+SELECT table_name, rows FROM before ORDER BY 1;
+
+-- As the superuser who owns the tables.
+UPDATE memory_fabric.policies SET tenant_id = tenant_id;
+\echo :SQLSTATE
+DELETE FROM memory_fabric.policies;
+\echo :SQLSTATE
+UPDATE memory_fabric.candidates SET tenant_id = tenant_id;
+\echo :SQLSTATE
+DELETE FROM memory_fabric.candidates;
+\echo :SQLSTATE
+UPDATE memory_fabric.embedding_models SET tenant_id = tenant_id;
+\echo :SQLSTATE
+DELETE FROM memory_fabric.embedding_models;
+\echo :SQLSTATE
+UPDATE memory_fabric.reviews SET tenant_id = tenant_id;
+\echo :SQLSTATE
+DELETE FROM memory_fabric.reviews;
+\echo :SQLSTATE
+UPDATE memory_fabric.decisions SET tenant_id = tenant_id;
+\echo :SQLSTATE
+DELETE FROM memory_fabric.decisions;
+\echo :SQLSTATE
+UPDATE memory_fabric.consents SET purpose = 'marketing';
+\echo :SQLSTATE
+DELETE FROM memory_fabric.consents;
+\echo :SQLSTATE
+UPDATE memory_fabric.promoted_memory SET text = text || ' (edited)';
+\echo :SQLSTATE
+DELETE FROM memory_fabric.promoted_memory;
+\echo :SQLSTATE
+UPDATE memory_fabric.events SET tenant_id = tenant_id;
+\echo :SQLSTATE
+DELETE FROM memory_fabric.events;
+\echo :SQLSTATE
+TRUNCATE memory_fabric.events;
+\echo :SQLSTATE
+TRUNCATE memory_fabric.candidates CASCADE;
+\echo :SQLSTATE
+TRUNCATE memory_fabric.policies, memory_fabric.candidates, memory_fabric.embedding_models, memory_fabric.reviews, memory_fabric.decisions, memory_fabric.consents, memory_fabric.promoted_memory, memory_fabric.events;
+\echo :SQLSTATE
+
+-- In replica mode, where ordinary triggers do not fire.
+SET session_replication_role = replica;
+-- Replica mode, superuser.
+UPDATE memory_fabric.policies SET tenant_id = tenant_id;
+\echo :SQLSTATE
+DELETE FROM memory_fabric.policies;
+\echo :SQLSTATE
+UPDATE memory_fabric.candidates SET tenant_id = tenant_id;
+\echo :SQLSTATE
+DELETE FROM memory_fabric.candidates;
+\echo :SQLSTATE
+UPDATE memory_fabric.embedding_models SET tenant_id = tenant_id;
+\echo :SQLSTATE
+DELETE FROM memory_fabric.embedding_models;
+\echo :SQLSTATE
+UPDATE memory_fabric.reviews SET tenant_id = tenant_id;
+\echo :SQLSTATE
+DELETE FROM memory_fabric.reviews;
+\echo :SQLSTATE
+UPDATE memory_fabric.decisions SET tenant_id = tenant_id;
+\echo :SQLSTATE
+DELETE FROM memory_fabric.decisions;
+\echo :SQLSTATE
+UPDATE memory_fabric.consents SET purpose = 'marketing';
+\echo :SQLSTATE
+DELETE FROM memory_fabric.consents;
+\echo :SQLSTATE
+UPDATE memory_fabric.promoted_memory SET text = text || ' (edited)';
+\echo :SQLSTATE
+DELETE FROM memory_fabric.promoted_memory;
+\echo :SQLSTATE
+UPDATE memory_fabric.events SET tenant_id = tenant_id;
+\echo :SQLSTATE
+DELETE FROM memory_fabric.events;
+\echo :SQLSTATE
+TRUNCATE memory_fabric.events;
+\echo :SQLSTATE
+TRUNCATE memory_fabric.candidates CASCADE;
+\echo :SQLSTATE
+TRUNCATE memory_fabric.policies, memory_fabric.candidates, memory_fabric.embedding_models, memory_fabric.reviews, memory_fabric.decisions, memory_fabric.consents, memory_fabric.promoted_memory, memory_fabric.events;
+\echo :SQLSTATE
+RESET session_replication_role;
+
+-- Write-once columns: retraction may be set once, from NULL to a value.
+UPDATE memory_fabric.promoted_memory
+   SET retracted_at = '2026-05-10 09:31:00+00', retracted_by = 'operator:bob', retraction_reason = 'wrong customer'
+ WHERE id = 'pm_regress_1';
+SELECT retracted_at, retracted_by, retraction_reason FROM memory_fabric.promoted_memory;
+-- ... and never again: not to another value, not back to NULL, and no other column with it.
+UPDATE memory_fabric.promoted_memory SET retracted_at = '2026-05-11 00:00:00+00' WHERE id = 'pm_regress_1';
+\echo :SQLSTATE
+UPDATE memory_fabric.promoted_memory SET retracted_at = NULL, retracted_by = NULL, retraction_reason = NULL;
+\echo :SQLSTATE
+UPDATE memory_fabric.promoted_memory SET retraction_reason = 'changed my mind';
+\echo :SQLSTATE
+UPDATE memory_fabric.consents SET revoked_at = now(), revoked_by = 'cust', revocation_reason = 'opt out', purpose = 'marketing';
+\echo :SQLSTATE
+UPDATE memory_fabric.consents SET valid_until = now();
+\echo :SQLSTATE
+UPDATE memory_fabric.consents SET revoked_at = '2026-06-01 00:00:00+00', revoked_by = 'customer:cus_77', revocation_reason = 'opt out';
+SELECT revoked_at, revoked_by, revocation_reason FROM memory_fabric.consents;
+UPDATE memory_fabric.consents SET revoked_at = '2026-07-01 00:00:00+00';
+\echo :SQLSTATE
+-- An update that sets no write-once column is refused as well.
+UPDATE memory_fabric.promoted_memory SET tenant_id = tenant_id;
+\echo :SQLSTATE
+-- The same in replica mode.
+SET session_replication_role = replica;
+UPDATE memory_fabric.promoted_memory SET retracted_at = NULL;
+\echo :SQLSTATE
+RESET session_replication_role;
+-- The baseline now includes the two write-once changes above.
+DROP TABLE before;
+CREATE TEMP TABLE before AS SELECT * FROM pg_temp.fingerprint();
+
+-- An ordinary role that was granted every privilege on the tables still cannot alter a row.
+CREATE ROLE regress_mf_intruder;
+GRANT USAGE ON SCHEMA memory_fabric TO regress_mf_intruder;
+GRANT ALL ON ALL TABLES IN SCHEMA memory_fabric TO regress_mf_intruder;
+SET ROLE regress_mf_intruder;
+-- Ordinary role with every table privilege.
+UPDATE memory_fabric.policies SET tenant_id = tenant_id;
+\echo :SQLSTATE
+DELETE FROM memory_fabric.policies;
+\echo :SQLSTATE
+UPDATE memory_fabric.candidates SET tenant_id = tenant_id;
+\echo :SQLSTATE
+DELETE FROM memory_fabric.candidates;
+\echo :SQLSTATE
+UPDATE memory_fabric.embedding_models SET tenant_id = tenant_id;
+\echo :SQLSTATE
+DELETE FROM memory_fabric.embedding_models;
+\echo :SQLSTATE
+UPDATE memory_fabric.reviews SET tenant_id = tenant_id;
+\echo :SQLSTATE
+DELETE FROM memory_fabric.reviews;
+\echo :SQLSTATE
+UPDATE memory_fabric.decisions SET tenant_id = tenant_id;
+\echo :SQLSTATE
+DELETE FROM memory_fabric.decisions;
+\echo :SQLSTATE
+UPDATE memory_fabric.consents SET purpose = 'marketing';
+\echo :SQLSTATE
+DELETE FROM memory_fabric.consents;
+\echo :SQLSTATE
+UPDATE memory_fabric.promoted_memory SET text = text || ' (edited)';
+\echo :SQLSTATE
+DELETE FROM memory_fabric.promoted_memory;
+\echo :SQLSTATE
+UPDATE memory_fabric.events SET tenant_id = tenant_id;
+\echo :SQLSTATE
+DELETE FROM memory_fabric.events;
+\echo :SQLSTATE
+TRUNCATE memory_fabric.events;
+\echo :SQLSTATE
+TRUNCATE memory_fabric.candidates CASCADE;
+\echo :SQLSTATE
+TRUNCATE memory_fabric.policies, memory_fabric.candidates, memory_fabric.embedding_models, memory_fabric.reviews, memory_fabric.decisions, memory_fabric.consents, memory_fabric.promoted_memory, memory_fabric.events;
+\echo :SQLSTATE
+-- Nor switch the guards off.
+SET session_replication_role = replica;
+\echo :SQLSTATE
+ALTER TABLE memory_fabric.candidates DISABLE TRIGGER guard_update;
+\echo :SQLSTATE
+ALTER TABLE memory_fabric.candidates DISABLE TRIGGER ALL;
+\echo :SQLSTATE
+DROP TRIGGER guard_delete ON memory_fabric.candidates;
+\echo :SQLSTATE
+RESET ROLE;
+
+-- An ordinary role with no grants cannot even see the tables.
+CREATE ROLE regress_mf_nobody;
+SET ROLE regress_mf_nobody;
+UPDATE memory_fabric.candidates SET text = 'x';
+\echo :SQLSTATE
+SELECT count(*) FROM memory_fabric.candidates;
+\echo :SQLSTATE
+RESET ROLE;
+
+-- Every table is exactly as it was.
+SELECT b.table_name, b.rows, a.rows = b.rows AND a.hash = b.hash AS unchanged
+FROM before b JOIN pg_temp.fingerprint() a USING (table_name)
+ORDER BY 1;
+
+REVOKE ALL ON ALL TABLES IN SCHEMA memory_fabric FROM regress_mf_intruder;
+REVOKE USAGE ON SCHEMA memory_fabric FROM regress_mf_intruder;
+DROP ROLE regress_mf_intruder;
+DROP ROLE regress_mf_nobody;
