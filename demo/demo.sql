@@ -1,12 +1,13 @@
 -- memory_fabric demo: the seed 000 worked example, capture step.
 \set ON_ERROR_STOP 1
+\set QUIET on
 \pset footer off
 \echo
 \echo '== memory_fabric: capture =================================================='
 \echo 'An operator overrides a refund decision and types a correction about customer'
 \echo 'cust_8861. The correction is captured into the append-only candidates log.'
 \echo
-\x on
+\pset expanded on
 SELECT id, tenant_id, user_id, intent_id, source, text, evidence_refs, classification,
        embedding_model, vector_dims(embedding) AS embedding_dims, left(content_hash, 16) || '…' AS content_hash,
        redaction_count, policy_version, captured_at
@@ -18,7 +19,7 @@ FROM memory_fabric.capture_memory(
     text           => 'Customer cust_8861 has a verbal NDA limiting PAN exposure to last-4 only.',
     evidence_refs  => '["operator:override:fb_2026_05_09_x9"]',
     classification => 'PII');
-\x off
+\pset expanded off
 
 \echo
 \echo '== Redaction before write ================================================='
