@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A private local PostgreSQL cluster for the demo and the tests.
 #   scripts/cluster.sh start | stop | restart | status | psql [args…] | env
-# Data directory: $MF_PGDATA (default target/mf/data, inside the ignored build area).
+# Data directory: $MF_PGDATA (default target/mf/data, inside the ignored build area; /tmp when
+# running as root in a checkout the postgres user cannot reach).
 # Port: $MF_PGPORT (default 55432). Socket directory: $MF_PGHOST (default target/mf/sock).
 # As root, the server runs as the postgres system user (initdb refuses root).
 set -euo pipefail
@@ -10,11 +11,11 @@ set -euo pipefail
 pg_ctl() { mf_as_pg "$MF_PG_BINDIR/pg_ctl" -D "$MF_PGDATA" "$@"; }
 
 prepare_dirs() {
-  mkdir -p "$MF_BUILD" "$MF_PGHOST" "$MF_BUILD/log"
+  mkdir -p "$MF_STATE" "$MF_PGHOST" "$MF_STATE/log"
   if mf_is_root; then
-    chown postgres:postgres "$MF_PGHOST" "$MF_BUILD/log"
-    if ! runuser -u postgres -- test -x "$MF_BUILD"; then
-      mf_die "the postgres user cannot reach $MF_BUILD; set MF_BUILD or MF_PGDATA to a directory it can use"
+    chown postgres:postgres "$MF_PGHOST" "$MF_STATE/log"
+    if ! runuser -u postgres -- test -x "$MF_STATE"; then
+      mf_die "the postgres user cannot reach $MF_STATE; set MF_STATE to a directory it can use"
     fi
     [ -d "$MF_PGDATA" ] || { mkdir -p "$MF_PGDATA"; chown postgres:postgres "$MF_PGDATA"; chmod 700 "$MF_PGDATA"; }
   fi
@@ -41,7 +42,7 @@ CONF
   fi
   if is_running; then mf_log "cluster already running on port $MF_PGPORT"; return; fi
   mf_log "starting cluster on port $MF_PGPORT, socket $MF_PGHOST"
-  pg_ctl -o "-p $MF_PGPORT -k $MF_PGHOST" -l "$MF_BUILD/log/postgres.log" -w -t 60 start >/dev/null
+  pg_ctl -o "-p $MF_PGPORT -k $MF_PGHOST" -l "$MF_STATE/log/postgres.log" -w -t 60 start >/dev/null
 }
 
 stop() {

@@ -7,8 +7,31 @@ MF_PG_CONFIG=${MF_PG_CONFIG:-$MF_PG_BINDIR/pg_config}
 MF_PGXS_TEST=${MF_PGXS_TEST:-/usr/lib/postgresql/$MF_PG_MAJOR/lib/pgxs/src/test}
 MF_BUILD=${MF_BUILD:-$MF_ROOT/target/mf}
 MF_PGPORT=${MF_PGPORT:-55432}
-MF_PGDATA=${MF_PGDATA:-$MF_BUILD/data}
-MF_PGHOST=${MF_PGHOST:-$MF_BUILD/sock}
+
+# True when every existing ancestor of $1 can be traversed by other users, so that the
+# postgres system user (which runs the server when we are root) can reach it.
+mf_world_traversable() {
+  local d=$1 perm
+  while [ "$d" != / ] && [ -n "$d" ]; do
+    if [ -d "$d" ]; then
+      perm=$(stat -c %a "$d")
+      [ $(( 0$perm & 1 )) = 1 ] || return 1
+    fi
+    d=$(dirname "$d")
+  done
+}
+
+# Where the cluster, its socket, its logs and the pg_test cluster live: the ignored build
+# area, unless we are root in a checkout the postgres user cannot reach (then /tmp).
+if [ -z "${MF_STATE:-}" ]; then
+  if [ "$(id -u)" != 0 ] || mf_world_traversable "$MF_BUILD"; then
+    MF_STATE=$MF_BUILD
+  else
+    MF_STATE=/tmp/memory_fabric-$(printf %s "$MF_ROOT" | cksum | cut -d' ' -f1)
+  fi
+fi
+MF_PGDATA=${MF_PGDATA:-$MF_STATE/data}
+MF_PGHOST=${MF_PGHOST:-$MF_STATE/sock}
 MF_PGUSER=${MF_PGUSER:-postgres}
 MF_PGRX_VERSION=0.18.1
 
@@ -26,7 +49,7 @@ mf_is_root() { [ "$(id -u)" = 0 ]; }
 
 # initdb, pg_ctl and postgres refuse to run as root: use the postgres system user then.
 mf_as_pg() {
-  if mf_is_root; then runuser -u postgres -- "$@"; else "$@"; fi
+  if mf_is_root; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 mf_sudo() {

@@ -4,6 +4,7 @@
 #   2. pg_test  #[pg_test] inside a backend            (cargo pgrx test, its own cluster)
 #   3. regress  pg_regress against the local cluster   (tests/pg_regress)
 # Exits non-zero if any layer fails; ends with a "N passed, N failed" line.
+# Name layers to run only those: bash scripts/test.sh regress
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bash "$MF_ROOT/scripts/setup.sh"
@@ -11,6 +12,8 @@ cd "$MF_ROOT"
 mkdir -p "$MF_BUILD/logs"
 logs=$MF_BUILD/logs
 total_pass=0 total_fail=0 failed_layers=()
+want() { [ ${#selected[@]} = 0 ] || [[ " ${selected[*]} " == *" $1 "* ]]; }
+selected=("$@")
 
 count_cargo() { # sums "test result: ... N passed; M failed" lines
   awk '/test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed/) p += $(i-1); if ($(i) ~ /^failed/) f += $(i-1) } }
@@ -26,13 +29,16 @@ layer() { # name, log, command…
 }
 
 # 1. unit
+if want unit; then
 rc=0; layer unit "$logs/unit.log" cargo test -p memory_fabric_core || rc=$?
 read -r p f < <(count_cargo "$logs/unit.log")
 total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
 [ $rc = 0 ] || failed_layers+=(unit)
+fi
 
 # 2. pg_test (installs a pg_test build of the extension; the normal build is installed after)
-pgtest_data=$MF_BUILD/pgtest
+if want pg_test; then
+pgtest_data=$MF_STATE/pgtest
 mkdir -p "$pgtest_data"
 if mf_is_root; then chown postgres:postgres "$pgtest_data"; fi
 runas=(); if mf_is_root; then runas=(--runas postgres); fi
@@ -40,8 +46,10 @@ rc=0; layer pg_test "$logs/pg_test.log" cargo pgrx test "pg$MF_PG_MAJOR" "${runa
 read -r p f < <(count_cargo "$logs/pg_test.log")
 total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
 [ $rc = 0 ] || { failed_layers+=(pg_test); [ "$f" -gt 0 ] || total_fail=$((total_fail + 1)); }
+fi
 
 # 3. regress
+if want regress; then
 mf_log "installing the extension"
 cargo pgrx install --pg-config "$MF_PG_CONFIG" >"$logs/install.log" 2>&1 || { cat "$logs/install.log"; exit 1; }
 bash "$MF_ROOT/scripts/cluster.sh" start
@@ -59,6 +67,7 @@ if [ $rc != 0 ]; then
   failed_layers+=(regress)
   [ "$f" -gt 0 ] || total_fail=$((total_fail + 1))
   [ -f "$MF_REGRESS_TMP/regression.diffs" ] && head -200 "$MF_REGRESS_TMP/regression.diffs"
+fi
 fi
 
 echo

@@ -18,25 +18,7 @@ SELECT 'pm_regress_1', c.id, r.id, c.tenant_id, c.user_id, c.intent_id, c.text, 
 FROM memory_fabric.candidates c JOIN memory_fabric.reviews r ON r.candidate_id = c.id;
 INSERT INTO memory_fabric.events (id, tenant_id, kind, subject_id) VALUES ('ev_regress_1', 'tenant_acme_prod', 'memory.promoted', 'pm_regress_1');
 
-CREATE FUNCTION pg_temp.fingerprint() RETURNS TABLE (table_name text, rows bigint, hash text)
-LANGUAGE sql AS $$
-    SELECT 'policies', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.policies x
-    UNION ALL
-    SELECT 'candidates', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.candidates x
-    UNION ALL
-    SELECT 'embedding_models', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.embedding_models x
-    UNION ALL
-    SELECT 'reviews', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.reviews x
-    UNION ALL
-    SELECT 'decisions', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.decisions x
-    UNION ALL
-    SELECT 'consents', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.consents x
-    UNION ALL
-    SELECT 'promoted_memory', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.promoted_memory x
-    UNION ALL
-    SELECT 'events', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.events x
-$$;
-CREATE TEMP TABLE before AS SELECT * FROM pg_temp.fingerprint();
+CREATE TEMP TABLE before AS SELECT * FROM public.regress_fingerprint();
 SELECT table_name, rows FROM before ORDER BY 1;
 
 -- As the superuser who owns the tables.
@@ -152,7 +134,7 @@ UPDATE memory_fabric.promoted_memory SET retracted_at = NULL;
 RESET session_replication_role;
 -- The baseline now includes the two write-once changes above.
 DROP TABLE before;
-CREATE TEMP TABLE before AS SELECT * FROM pg_temp.fingerprint();
+CREATE TEMP TABLE before AS SELECT * FROM public.regress_fingerprint();
 
 -- An ordinary role that was granted every privilege on the tables still cannot alter a row.
 CREATE ROLE regress_mf_intruder;
@@ -220,7 +202,7 @@ RESET ROLE;
 
 -- Every table is exactly as it was.
 SELECT b.table_name, b.rows, a.rows = b.rows AND a.hash = b.hash AS unchanged
-FROM before b JOIN pg_temp.fingerprint() a USING (table_name)
+FROM before b JOIN public.regress_fingerprint() a USING (table_name)
 ORDER BY 1;
 
 REVOKE ALL ON ALL TABLES IN SCHEMA memory_fabric FROM regress_mf_intruder;

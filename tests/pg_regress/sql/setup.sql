@@ -26,3 +26,21 @@ ORDER BY tgrelid::regclass::text, tgname;
 SELECT unnest(string_to_array(pg_get_function_arguments('memory_fabric.capture_memory'::regproc), ', '))
        AS capture_memory_arguments;
 SELECT pg_get_function_result('memory_fabric.capture_memory'::regproc) AS returns;
+
+-- A fingerprint of every table (row count and a hash of all rows), used by later files to prove
+-- that failed calls wrote nothing and that pg_dump/pg_restore kept everything. It lives in
+-- public, so it is dumped and restored with the data. CREATE EXTENSION recreates the built-in
+-- '*' v1 policy with a new created_at, so that one row is compared by its body.
+CREATE FUNCTION public.regress_fingerprint() RETURNS TABLE (table_name text, rows bigint, hash text)
+LANGUAGE sql STABLE AS $$
+    SELECT 'policies', count(*), md5(coalesce(string_agg(
+        CASE WHEN (x.tenant_id, x.version) = ('*', 1) THEN x.body::text ELSE x::text END, '|' ORDER BY x::text), ''))
+    FROM memory_fabric.policies x
+    UNION ALL SELECT 'candidates', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.candidates x
+    UNION ALL SELECT 'embedding_models', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.embedding_models x
+    UNION ALL SELECT 'reviews', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.reviews x
+    UNION ALL SELECT 'decisions', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.decisions x
+    UNION ALL SELECT 'consents', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.consents x
+    UNION ALL SELECT 'promoted_memory', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.promoted_memory x
+    UNION ALL SELECT 'events', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.events x
+$$;
