@@ -1,12 +1,14 @@
 //! The Postgres-free core of memory_fabric: validation, redaction, the built-in embedder,
 //! hashing and ids. Unit-tested in microseconds with `cargo test -p memory_fabric_core`.
 
+pub mod assertion;
 pub mod capture;
 pub mod embed;
 pub mod error;
 pub mod ids;
 pub mod policy;
 pub mod redact;
+pub mod review;
 pub mod text;
 
 pub use error::{Error, Kind, Result};

@@ -27,7 +27,46 @@ pub struct RedactionRule {
     pub replacement: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Tier {
+    Working,
+    Episodic,
+    Semantic,
+    Durable,
+}
+
+impl Tier {
+    pub const ALL: [Tier; 4] = [Tier::Working, Tier::Episodic, Tier::Semantic, Tier::Durable];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Working => "working",
+            Tier::Episodic => "episodic",
+            Tier::Semantic => "semantic",
+            Tier::Durable => "durable",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Tier> {
+        Tier::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+}
+
+/// One tier rule: every condition given must hold; the first matching rule decides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TierRule {
+    pub source: Option<String>,
+    pub intent_prefix: Option<String>,
+    pub classification: Option<String>,
+    pub write_class: Option<String>,
+    pub tier: Tier,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    pub duplicate: f64,
+    pub contradiction: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
     pub classifications: Vec<String>,
     pub write_classes: Vec<String>,
@@ -35,6 +74,61 @@ pub struct Policy {
     /// Whether the built-in rules (payment cards, secrets) run before the tenant's own.
     pub default_redaction: bool,
     pub redaction_rules: Vec<RedactionRule>,
+    /// Minimum confidence a candidate needs (review step 1); NULL confidence passes.
+    pub min_confidence: f64,
+    /// Trust of each source, and the minimum a candidate's source needs (review step 1).
+    pub source_trust: Vec<(String, f64)>,
+    pub min_source_trust: f64,
+    /// Similarity thresholds per embedding model; "*" applies to models not listed.
+    pub thresholds: Vec<(String, Thresholds)>,
+    pub tier_rules: Vec<TierRule>,
+    pub default_tier: Tier,
+    pub priority_base: Vec<(String, f64)>,
+    pub priority_evidence_step: f64,
+    pub priority_evidence_max: f64,
+    /// Seconds each tier lives after promotion; None never expires.
+    pub ttl_seconds: [Option<i64>; 4],
+    /// Which promotable candidates wait for a human approver.
+    pub human_tiers: Vec<Tier>,
+    pub human_classifications: Vec<String>,
+    pub human_write_classes: Vec<String>,
+    pub recall: RecallPolicy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RecallPolicy {
+    pub w_relevance: f64,
+    pub w_recency: f64,
+    pub w_importance: f64,
+    pub half_life_days: f64,
+    pub min_score: f64,
+    /// Rows scoring below this (with a query), or with a stored confidence below it, are
+    /// flagged low_confidence.
+    pub low_confidence: f64,
+}
+
+/// The built-in embedder's thresholds, calibrated on core/tests/data/fact_pairs.tsv
+/// (see `cargo run -p memory_fabric_core --example calibrate`).
+pub const BUILTIN_DUPLICATE: f64 = 0.90;
+pub const BUILTIN_CONTRADICTION: f64 = 0.55;
+
+impl Policy {
+    pub fn thresholds_for(&self, model: &str) -> Thresholds {
+        self.thresholds
+            .iter()
+            .find(|(m, _)| m == model)
+            .or_else(|| self.thresholds.iter().find(|(m, _)| m == "*"))
+            .map(|(_, t)| *t)
+            .unwrap_or(Thresholds { duplicate: 0.94, contradiction: 0.85 })
+    }
+
+    pub fn trust_of(&self, source: &str) -> f64 {
+        self.source_trust.iter().find(|(s, _)| s == source).map(|(_, t)| *t).unwrap_or(0.0)
+    }
+
+    pub fn ttl_of(&self, tier: Tier) -> Option<i64> {
+        self.ttl_seconds[tier as usize]
+    }
 }
 
 impl Policy {
@@ -51,7 +145,37 @@ impl Policy {
                 "identifier_max_bytes": 256,
                 "embedding_max_dimensions": 2000
             },
-            "redaction": { "defaults": true, "rules": [] }
+            "redaction": { "defaults": true, "rules": [] },
+            "trust": {
+                "min_confidence": 0.0,
+                "source_trust": { "operator": 1.0, "system": 0.8, "agent": 0.6 },
+                "min_source_trust": 0.0
+            },
+            "thresholds": {
+                "*": { "duplicate": 0.94, "contradiction": 0.85 },
+                crate::embed::MODEL: { "duplicate": BUILTIN_DUPLICATE, "contradiction": BUILTIN_CONTRADICTION }
+            },
+            "tiers": {
+                "rules": [
+                    { "source": "operator", "tier": "durable" },
+                    { "intent_prefix": "support.", "tier": "episodic" },
+                    { "classification": "PII", "tier": "working" }
+                ],
+                "default": "semantic"
+            },
+            "priority": {
+                "base": { "operator": 0.9, "system": 0.7, "agent": 0.5 },
+                "evidence_step": 0.05,
+                "evidence_max": 0.3
+            },
+            "ttl_seconds": { "working": 3600, "episodic": 2592000, "semantic": 31536000, "durable": null },
+            "human_review": { "tiers": ["durable"], "classifications": [], "write_classes": [] },
+            "recall": {
+                "weights": { "relevance": 0.6, "recency": 0.25, "importance": 0.15 },
+                "half_life_days": 30,
+                "min_score": 0.35,
+                "low_confidence": 0.5
+            }
         })
     }
 
@@ -125,7 +249,132 @@ impl Policy {
             Some(_) => return Err(Error::invalid("policy key \"redaction.rules\" must be a JSON array")),
         }
 
-        Ok(Policy { classifications, write_classes, limits, default_redaction, redaction_rules })
+        let section = |key: &str| -> Result<&serde_json::Map<String, Value>> {
+            get(key).as_object().ok_or_else(|| Error::invalid(format!("policy key \"{key}\" must be a JSON object")))
+        };
+        let num_in = |v: Option<&Value>, default: &Value, key: &str, lo: f64, hi: f64| -> Result<f64> {
+            v.unwrap_or(default)
+                .as_f64()
+                .filter(|x| x.is_finite() && *x >= lo && *x <= hi)
+                .ok_or_else(|| Error::invalid(format!("policy value \"{key}\" must be a number between {lo} and {hi}")))
+        };
+        let num_map = |v: &Value, key: &str, lo: f64, hi: f64| -> Result<Vec<(String, f64)>> {
+            let obj = v.as_object().ok_or_else(|| Error::invalid(format!("policy key \"{key}\" must be a JSON object")))?;
+            obj.iter()
+                .map(|(k, x)| Ok((k.clone(), num_in(Some(x), &Value::Null, &format!("{key}.{k}"), lo, hi)?)))
+                .collect()
+        };
+
+        let trust = section("trust")?;
+        let dtrust = &defaults["trust"];
+        let min_confidence = num_in(trust.get("min_confidence"), &dtrust["min_confidence"], "trust.min_confidence", 0.0, 1.0)?;
+        let source_trust = num_map(trust.get("source_trust").unwrap_or(&dtrust["source_trust"]), "trust.source_trust", 0.0, 1.0)?;
+        let min_source_trust =
+            num_in(trust.get("min_source_trust"), &dtrust["min_source_trust"], "trust.min_source_trust", 0.0, 1.0)?;
+
+        let mut thresholds = Vec::new();
+        for (model, t) in section("thresholds")? {
+            let o = t.as_object().ok_or_else(|| Error::invalid(format!("policy thresholds for \"{model}\" must be a JSON object")))?;
+            let key = |k: &str| format!("thresholds.{model}.{k}");
+            let duplicate = num_in(o.get("duplicate"), &Value::Null, &key("duplicate"), 0.0, 1.0)?;
+            let contradiction = num_in(o.get("contradiction"), &Value::Null, &key("contradiction"), 0.0, 1.0)?;
+            if contradiction > duplicate {
+                return Err(Error::invalid(format!("policy thresholds for \"{model}\" are out of order"))
+                    .detail("The contradiction threshold must not exceed the duplicate threshold."));
+            }
+            thresholds.push((model.clone(), Thresholds { duplicate, contradiction }));
+        }
+        if !thresholds.iter().any(|(m, _)| m == "*") {
+            thresholds.push(("*".into(), Thresholds { duplicate: 0.94, contradiction: 0.85 }));
+        }
+
+        let tiers = section("tiers")?;
+        let parse_tier = |v: &Value, key: &str| -> Result<Tier> {
+            v.as_str().and_then(Tier::parse).ok_or_else(|| {
+                Error::invalid(format!("policy value \"{key}\" must be one of working, episodic, semantic, durable"))
+            })
+        };
+        let mut tier_rules = Vec::new();
+        let rules_v = tiers.get("rules").unwrap_or(&defaults["tiers"]["rules"]);
+        for (i, r) in rules_v.as_array().ok_or_else(|| Error::invalid("policy key \"tiers.rules\" must be a JSON array"))?.iter().enumerate() {
+            let s = |k: &str| r.get(k).and_then(Value::as_str).map(str::to_owned);
+            tier_rules.push(TierRule {
+                source: s("source"),
+                intent_prefix: s("intent_prefix"),
+                classification: s("classification"),
+                write_class: s("write_class"),
+                tier: parse_tier(r.get("tier").unwrap_or(&Value::Null), &format!("tiers.rules[{i}].tier"))?,
+            });
+        }
+        let default_tier = parse_tier(tiers.get("default").unwrap_or(&defaults["tiers"]["default"]), "tiers.default")?;
+
+        let prio = section("priority")?;
+        let dprio = &defaults["priority"];
+        let priority_base = num_map(prio.get("base").unwrap_or(&dprio["base"]), "priority.base", 0.0, 1.0)?;
+        let priority_evidence_step = num_in(prio.get("evidence_step"), &dprio["evidence_step"], "priority.evidence_step", 0.0, 1.0)?;
+        let priority_evidence_max = num_in(prio.get("evidence_max"), &dprio["evidence_max"], "priority.evidence_max", 0.0, 1.0)?;
+
+        let ttl = section("ttl_seconds")?;
+        let mut ttl_seconds = [None; 4];
+        for t in Tier::ALL {
+            let v = ttl.get(t.as_str()).unwrap_or(&defaults["ttl_seconds"][t.as_str()]);
+            ttl_seconds[t as usize] = match v {
+                Value::Null => None,
+                v => Some(v.as_i64().filter(|n| *n > 0).ok_or_else(|| {
+                    Error::invalid(format!("policy value \"ttl_seconds.{}\" must be a positive integer or null", t.as_str()))
+                })?),
+            };
+        }
+
+        let hr = section("human_review")?;
+        let dhr = &defaults["human_review"];
+        let human_tiers = string_list(hr.get("tiers").unwrap_or(&dhr["tiers"]), "human_review.tiers")?
+            .iter()
+            .map(|t| parse_tier(&Value::String(t.clone()), "human_review.tiers"))
+            .collect::<Result<Vec<_>>>()?;
+        let human_classifications = string_list_or_empty(hr.get("classifications").unwrap_or(&dhr["classifications"]), "human_review.classifications")?;
+        let human_write_classes = string_list_or_empty(hr.get("write_classes").unwrap_or(&dhr["write_classes"]), "human_review.write_classes")?;
+
+        let rc = section("recall")?;
+        let drc = &defaults["recall"];
+        let w = rc.get("weights").unwrap_or(&drc["weights"]);
+        let recall = RecallPolicy {
+            w_relevance: num_in(w.get("relevance"), &drc["weights"]["relevance"], "recall.weights.relevance", 0.0, 1.0)?,
+            w_recency: num_in(w.get("recency"), &drc["weights"]["recency"], "recall.weights.recency", 0.0, 1.0)?,
+            w_importance: num_in(w.get("importance"), &drc["weights"]["importance"], "recall.weights.importance", 0.0, 1.0)?,
+            half_life_days: num_in(rc.get("half_life_days"), &drc["half_life_days"], "recall.half_life_days", 0.001, 36500.0)?,
+            min_score: num_in(rc.get("min_score"), &drc["min_score"], "recall.min_score", -1.0, 1.0)?,
+            low_confidence: num_in(rc.get("low_confidence"), &drc["low_confidence"], "recall.low_confidence", 0.0, 1.0)?,
+        };
+
+        Ok(Policy {
+            classifications,
+            write_classes,
+            limits,
+            default_redaction,
+            redaction_rules,
+            min_confidence,
+            source_trust,
+            min_source_trust,
+            thresholds,
+            tier_rules,
+            default_tier,
+            priority_base,
+            priority_evidence_step,
+            priority_evidence_max,
+            ttl_seconds,
+            human_tiers,
+            human_classifications,
+            human_write_classes,
+            recall,
+        })
+    }
+}
+
+fn string_list_or_empty(v: &Value, key: &str) -> Result<Vec<String>> {
+    match v {
+        Value::Array(a) if a.is_empty() => Ok(Vec::new()),
+        _ => string_list(v, key),
     }
 }
 
@@ -149,6 +398,15 @@ mod tests {
         assert_eq!(p.limits.text_max_bytes, 16384);
         assert!(p.default_redaction);
         assert!(p.redaction_rules.is_empty());
+        assert_eq!(p.default_tier, Tier::Semantic);
+        assert_eq!(p.tier_rules.len(), 3);
+        assert_eq!(p.ttl_of(Tier::Working), Some(3600));
+        assert_eq!(p.ttl_of(Tier::Durable), None);
+        assert_eq!(p.thresholds_for("text-embedding-3-small"), Thresholds { duplicate: 0.94, contradiction: 0.85 });
+        assert_eq!(p.thresholds_for(crate::embed::MODEL).duplicate, BUILTIN_DUPLICATE);
+        assert_eq!(p.trust_of("operator"), 1.0);
+        assert_eq!(p.human_tiers, [Tier::Durable]);
+        assert_eq!(p.recall.w_relevance, 0.6);
     }
 
     #[test]
@@ -175,6 +433,15 @@ mod tests {
             json!({"redaction": {"defaults": "yes"}}),
             json!({"redaction": {"rules": [{"name": "x"}]}}),
             json!({"redaction": {"rules": {}}}),
+            json!({"thresholds": {"m": {"duplicate": 0.5, "contradiction": 0.9}}}),
+            json!({"thresholds": {"m": {"duplicate": 1.5, "contradiction": 0.9}}}),
+            json!({"tiers": {"default": "forever"}}),
+            json!({"tiers": {"rules": [{"source": "agent"}]}}),
+            json!({"ttl_seconds": {"working": 0}}),
+            json!({"ttl_seconds": {"working": "1h"}}),
+            json!({"priority": {"base": {"agent": 2}}}),
+            json!({"human_review": {"tiers": ["eternal"]}}),
+            json!({"recall": {"weights": {"relevance": "high"}}}),
         ] {
             let e = Policy::from_json(&bad).unwrap_err();
             assert_eq!(e.kind, crate::error::Kind::InvalidParameter, "{bad}");

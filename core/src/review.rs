@@ -1,0 +1,479 @@
+//! The review verdict (SPEC §3 review_candidate, steps 1 and 4–7), decided from the candidate
+//! and the live promoted memories the extension found near it. Pure and deterministic: the
+//! same candidate, policy and neighbours give the same verdict.
+
+use crate::assertion::{parse, differs};
+use crate::policy::{Policy, Thresholds, Tier};
+
+/// The candidate under review.
+#[derive(Debug, Clone, Default)]
+pub struct Subject<'a> {
+    pub source: &'a str,
+    pub classification: &'a str,
+    pub intent_id: Option<&'a str>,
+    pub write_class: Option<&'a str>,
+    pub confidence: Option<f64>,
+    pub evidence_count: usize,
+    /// Capture time, seconds since the epoch.
+    pub captured_at: f64,
+    pub text: &'a str,
+    pub entity: Option<&'a str>,
+    pub predicate: Option<&'a str>,
+    /// Canonical JSON text of the value.
+    pub value: Option<&'a str>,
+    pub content_hash: &'a str,
+}
+
+/// A live promoted memory in the candidate's scope.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Neighbor {
+    pub id: String,
+    /// Cosine similarity with the candidate (same embedding model), when compared.
+    pub similarity: Option<f64>,
+    pub text: String,
+    pub entity: Option<String>,
+    pub predicate: Option<String>,
+    pub value: Option<String>,
+    pub intent_scope: Option<String>,
+    pub source: String,
+    pub confidence: Option<f64>,
+    pub evidence_count: usize,
+    pub captured_at: f64,
+    pub content_hash: String,
+    /// The judge function's answer (true: contradicts), when one is configured and was asked.
+    pub judge: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    PendingPromotion,
+    DuplicateOf,
+    Contradicts,
+    Rejected,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::PendingPromotion => "pending_promotion",
+            Status::DuplicateOf => "duplicate_of",
+            Status::Contradicts => "contradicts",
+            Status::Rejected => "rejected",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolution {
+    Supersede,
+    Coexist,
+    Block,
+}
+
+impl Resolution {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Resolution::Supersede => "supersede",
+            Resolution::Coexist => "coexist",
+            Resolution::Block => "block",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub status: Status,
+    pub duplicate_of: Option<String>,
+    pub contradicts: Option<String>,
+    pub resolution: Option<Resolution>,
+    pub tier: Tier,
+    pub priority: f64,
+    /// Waits in the human review queue.
+    pub human: bool,
+    /// Machine-readable reason: why rejected, how duplicated or contradicted, why queued.
+    pub reason: Option<String>,
+    pub notes: Option<String>,
+    pub similarity: Option<f64>,
+}
+
+impl Verdict {
+    /// Whether promote() may act on this verdict (given an approval when `human`).
+    pub fn promotable(&self) -> bool {
+        matches!(self.status, Status::PendingPromotion)
+            || matches!((self.status, self.resolution), (Status::Contradicts, Some(Resolution::Supersede | Resolution::Coexist)))
+    }
+}
+
+/// Seed 000 `tierFor`, with the rules taken from the policy (first match wins).
+pub fn tier_for(s: &Subject<'_>, policy: &Policy) -> Tier {
+    for r in &policy.tier_rules {
+        let ok = r.source.as_deref().is_none_or(|x| x == s.source)
+            && r.intent_prefix.as_deref().is_none_or(|p| s.intent_id.is_some_and(|i| i.starts_with(p)))
+            && r.classification.as_deref().is_none_or(|x| x == s.classification)
+            && r.write_class.as_deref().is_none_or(|x| Some(x) == s.write_class);
+        if ok {
+            return r.tier;
+        }
+    }
+    policy.default_tier
+}
+
+/// Seed 000 `priorityFor`: a base per source plus a capped boost per evidence ref, in [0, 1],
+/// rounded to the two decimals the tables store.
+pub fn priority_for(s: &Subject<'_>, policy: &Policy) -> f64 {
+    let base = policy.priority_base.iter().find(|(k, _)| k == s.source).map(|(_, v)| *v).unwrap_or(0.5);
+    let boost = (s.evidence_count as f64 * policy.priority_evidence_step).min(policy.priority_evidence_max);
+    ((base + boost).min(1.0) * 100.0).round() / 100.0
+}
+
+fn conf(c: Option<f64>) -> f64 {
+    c.unwrap_or(0.5)
+}
+
+/// Fresher and stronger: captured later, and from a more trusted source, or from an equally
+/// trusted one with no less evidence and confidence and materially more of one of them.
+pub fn outranks(s: &Subject<'_>, n: &Neighbor, policy: &Policy) -> bool {
+    if s.captured_at <= n.captured_at {
+        return false;
+    }
+    let (ts, tn) = (policy.trust_of(s.source), policy.trust_of(&n.source));
+    if ts != tn {
+        return ts > tn;
+    }
+    let (cs, cn) = (conf(s.confidence), conf(n.confidence));
+    cs >= cn && s.evidence_count >= n.evidence_count && (s.evidence_count > n.evidence_count || cs >= cn + 0.1)
+}
+
+fn same_fact(s: &Subject<'_>, n: &Neighbor) -> Option<bool> {
+    match (s.entity, s.predicate, &n.entity, &n.predicate) {
+        (Some(e), Some(p), Some(ne), Some(np)) if e == ne && p == np => Some(s.value == n.value.as_deref()),
+        _ => None,
+    }
+}
+
+fn fmt_sim(x: Option<f64>) -> String {
+    x.map(|v| format!(" (similarity {v:.3})")).unwrap_or_default()
+}
+
+/// Decides the verdict. `force_human` queues a promotable candidate for a human whatever its
+/// tier, with that reason (e.g. a duplicate whose original was retracted).
+pub fn decide(
+    s: &Subject<'_>,
+    neighbors: &[Neighbor],
+    thresholds: Thresholds,
+    policy: &Policy,
+    judge_configured: bool,
+    force_human: Option<&str>,
+) -> Verdict {
+    let tier = tier_for(s, policy);
+    let priority = priority_for(s, policy);
+    let mut v = Verdict {
+        status: Status::PendingPromotion,
+        duplicate_of: None,
+        contradicts: None,
+        resolution: None,
+        tier,
+        priority,
+        human: false,
+        reason: None,
+        notes: None,
+        similarity: None,
+    };
+
+    // 1. trust
+    if let Some(c) = s.confidence {
+        if c < policy.min_confidence {
+            v.status = Status::Rejected;
+            v.reason = Some("low_confidence".into());
+            v.notes = Some(format!("confidence {c} is below the policy floor {}", policy.min_confidence));
+            return v;
+        }
+    }
+    let trust = policy.trust_of(s.source);
+    if trust < policy.min_source_trust {
+        v.status = Status::Rejected;
+        v.reason = Some("untrusted_source".into());
+        v.notes = Some(format!("source {} has trust {trust}, below the policy floor {}", s.source, policy.min_source_trust));
+        return v;
+    }
+    // 2. consent and 3. remembered rejections: decided by the extension before calling decide().
+
+    // Deterministic order: most similar first, then by id.
+    let mut ns: Vec<&Neighbor> = neighbors.iter().collect();
+    ns.sort_by(|a, b| {
+        b.similarity.unwrap_or(-2.0).total_cmp(&a.similarity.unwrap_or(-2.0)).then_with(|| a.id.cmp(&b.id))
+    });
+    let me = parse(s.text);
+
+    // 4. duplicates: same content, same structured fact, or near-identical saying the same.
+    let dup = ns
+        .iter()
+        .find(|n| n.content_hash == s.content_hash)
+        .map(|n| (*n, "same_content"))
+        .or_else(|| ns.iter().find(|n| same_fact(s, n) == Some(true)).map(|n| (*n, "same_fact")))
+        .or_else(|| {
+            ns.iter()
+                .find(|n| {
+                    n.similarity.is_some_and(|x| x >= thresholds.duplicate)
+                        && same_fact(s, n) != Some(false)
+                        && differs(&me, &parse(&n.text)).is_none()
+                        && n.judge != Some(true)
+                })
+                .map(|n| (*n, "similar"))
+        });
+    if let Some((n, how)) = dup {
+        v.status = Status::DuplicateOf;
+        v.duplicate_of = Some(n.id.clone());
+        v.similarity = n.similarity;
+        v.reason = Some(format!("duplicate:{how}"));
+        v.notes = Some(format!("duplicate of {}{}", n.id, fmt_sim(n.similarity)));
+        return v;
+    }
+
+    // 5. contradictions: same (entity, predicate) with another value, or similar enough with a
+    // differing assertion (the judge's answer when a judge is configured).
+    let contra = ns
+        .iter()
+        .find(|n| same_fact(s, n) == Some(false))
+        .map(|n| (*n, "fact".to_owned()))
+        .or_else(|| {
+            ns.iter().find_map(|n| {
+                if !n.similarity.is_some_and(|x| x >= thresholds.contradiction) {
+                    return None;
+                }
+                if judge_configured {
+                    (n.judge == Some(true)).then(|| (*n, "judge".to_owned()))
+                } else {
+                    differs(&me, &parse(&n.text)).map(|d| (*n, d.as_str().to_owned()))
+                }
+            })
+        });
+    if let Some((n, how)) = contra {
+        let resolution = if s.intent_id != n.intent_scope.as_deref() {
+            Resolution::Coexist
+        } else if s.write_class == Some("correction") || outranks(s, n, policy) {
+            Resolution::Supersede
+        } else {
+            Resolution::Block
+        };
+        v.status = Status::Contradicts;
+        v.contradicts = Some(n.id.clone());
+        v.resolution = Some(resolution);
+        v.similarity = n.similarity;
+        v.reason = Some(format!("contradiction:{how}"));
+        v.notes = Some(format!("contradicts {}{}: {}", n.id, fmt_sim(n.similarity), resolution.as_str()));
+    }
+
+    // 7. the human queue, for promotable verdicts only.
+    if v.promotable() {
+        let queue_reason = if let Some(r) = force_human {
+            Some(r.to_owned())
+        } else if policy.human_tiers.contains(&tier) {
+            Some(if s.write_class == Some("correction") {
+                "user_correction"
+            } else if s.source == "operator" {
+                "operator_source"
+            } else {
+                "durable_tier"
+            }
+            .to_owned())
+        } else if policy.human_write_classes.iter().any(|w| Some(w.as_str()) == s.write_class) {
+            Some("user_correction".to_owned())
+        } else if policy.human_classifications.iter().any(|c| c == s.classification) {
+            Some("compliance_flag".to_owned())
+        } else {
+            None
+        };
+        if let Some(r) = queue_reason {
+            v.human = true;
+            if v.reason.is_none() {
+                v.reason = Some(r);
+            } else {
+                v.reason = Some(format!("{};{r}", v.reason.take().unwrap()));
+            }
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Policy;
+
+    fn policy() -> Policy {
+        Policy::from_json(&Policy::default_json()).unwrap()
+    }
+
+    fn seed<'a>() -> Subject<'a> {
+        Subject {
+            source: "operator",
+            classification: "PII",
+            intent_id: Some("support.refund.execute"),
+            evidence_count: 1,
+            captured_at: 100.0,
+            text: "Customer cust_8861 has a verbal NDA limiting PAN exposure to last-4 only.",
+            content_hash: "h_seed",
+            ..Default::default()
+        }
+    }
+
+    fn th() -> Thresholds {
+        Thresholds { duplicate: 0.9, contradiction: 0.6 }
+    }
+
+    fn n(id: &str, text: &str, sim: f64) -> Neighbor {
+        Neighbor {
+            id: id.into(),
+            similarity: Some(sim),
+            text: text.into(),
+            source: "agent".into(),
+            captured_at: 50.0,
+            content_hash: format!("h_{id}"),
+            intent_scope: Some("support.refund.execute".into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn seed_000_tiers_and_priorities() {
+        let p = policy();
+        let s = seed();
+        assert_eq!(tier_for(&s, &p), Tier::Durable);
+        assert_eq!(priority_for(&s, &p), 0.95);
+        let agent = |intent: Option<&'static str>, class: &'static str| Subject {
+            source: "agent",
+            intent_id: intent,
+            classification: class,
+            ..Default::default()
+        };
+        assert_eq!(tier_for(&agent(Some("support.x"), "PII"), &p), Tier::Episodic);
+        assert_eq!(tier_for(&agent(Some("sales.x"), "PII"), &p), Tier::Working);
+        assert_eq!(tier_for(&agent(None, "INTERNAL"), &p), Tier::Semantic);
+        assert_eq!(priority_for(&agent(None, "PUBLIC"), &p), 0.5);
+        let sys = Subject { source: "system", evidence_count: 10, ..Default::default() };
+        assert_eq!(priority_for(&sys, &p), 1.0);
+        let sys = Subject { source: "system", evidence_count: 3, ..Default::default() };
+        assert_eq!(priority_for(&sys, &p), 0.85);
+    }
+
+    #[test]
+    fn seed_000_worked_example_is_queued_for_a_human() {
+        let v = decide(&seed(), &[], th(), &policy(), false, None);
+        assert_eq!(v.status, Status::PendingPromotion);
+        assert_eq!(v.tier, Tier::Durable);
+        assert!(v.human);
+        assert_eq!(v.reason.as_deref(), Some("operator_source"));
+        assert!(v.promotable());
+    }
+
+    #[test]
+    fn auto_tiers_are_not_queued() {
+        let s = Subject { source: "agent", classification: "INTERNAL", text: "x", ..Default::default() };
+        let v = decide(&s, &[], th(), &policy(), false, None);
+        assert_eq!((v.status, v.tier, v.human, v.reason), (Status::PendingPromotion, Tier::Semantic, false, None));
+        let v = decide(&s, &[], th(), &policy(), false, Some("duplicate_of_retracted"));
+        assert!(v.human);
+        assert_eq!(v.reason.as_deref(), Some("duplicate_of_retracted"));
+    }
+
+    #[test]
+    fn trust_floor() {
+        let mut p = policy();
+        p.min_confidence = 0.6;
+        let s = Subject { confidence: Some(0.59), ..seed() };
+        let v = decide(&s, &[], th(), &p, false, None);
+        assert_eq!((v.status, v.reason.as_deref()), (Status::Rejected, Some("low_confidence")));
+        assert!(!v.promotable());
+        p.min_source_trust = 0.7;
+        let s = Subject { source: "agent", ..seed() };
+        let v = decide(&s, &[], th(), &p, false, None);
+        assert_eq!((v.status, v.reason.as_deref()), (Status::Rejected, Some("untrusted_source")));
+        let v = decide(&Subject { source: "system", ..seed() }, &[], th(), &p, false, None);
+        assert_eq!(v.status, Status::PendingPromotion);
+    }
+
+    #[test]
+    fn duplicates_by_hash_fact_and_similarity() {
+        let s = seed();
+        let mut same = n("pm_a", "anything", 0.2);
+        same.content_hash = "h_seed".into();
+        let v = decide(&s, &[same], th(), &policy(), false, None);
+        assert_eq!((v.status, v.duplicate_of.as_deref(), v.reason.as_deref()), (Status::DuplicateOf, Some("pm_a"), Some("duplicate:same_content")));
+
+        let fact = Subject { entity: Some("customer:c"), predicate: Some("prefers"), value: Some("\"email\""), ..seed() };
+        let mut m = n("pm_b", "other words", 0.1);
+        (m.entity, m.predicate, m.value) = (Some("customer:c".into()), Some("prefers".into()), Some("\"email\"".into()));
+        let v = decide(&fact, &[m], th(), &policy(), false, None);
+        assert_eq!((v.status, v.reason.as_deref()), (Status::DuplicateOf, Some("duplicate:same_fact")));
+
+        let v = decide(&s, &[n("pm_c", "Customer cust_8861 has a verbal NDA limiting PAN exposure to last 4 only", 0.97)], th(), &policy(), false, None);
+        assert_eq!((v.status, v.reason.as_deref(), v.similarity), (Status::DuplicateOf, Some("duplicate:similar"), Some(0.97)));
+        assert!(!v.human && !v.promotable());
+    }
+
+    #[test]
+    fn near_identical_with_another_number_is_a_contradiction_not_a_duplicate() {
+        let s = Subject { text: "Returns are accepted within 45 days.", intent_id: None, source: "agent", ..seed() };
+        let mut old = n("pm_r", "Returns are accepted within 30 days.", 0.95);
+        old.intent_scope = None;
+        old.evidence_count = 1;
+        let v = decide(&s, &[old.clone()], th(), &policy(), false, None);
+        assert_eq!(v.status, Status::Contradicts);
+        assert_eq!(v.reason.as_deref(), Some("contradiction:number"));
+        // Same trust, same evidence and confidence: the conservative default.
+        assert_eq!(v.resolution, Some(Resolution::Block));
+        assert!(!v.promotable());
+        // A correction supersedes.
+        let c = Subject { write_class: Some("correction"), ..s.clone() };
+        assert_eq!(decide(&c, &[old.clone()], th(), &policy(), false, None).resolution, Some(Resolution::Supersede));
+        // More evidence, fresher: supersedes.
+        let e = Subject { evidence_count: 2, ..s.clone() };
+        assert_eq!(decide(&e, &[old.clone()], th(), &policy(), false, None).resolution, Some(Resolution::Supersede));
+        // Older than the memory: never supersedes.
+        let stale = Subject { evidence_count: 2, captured_at: 10.0, ..s.clone() };
+        assert_eq!(decide(&stale, &[old.clone()], th(), &policy(), false, None).resolution, Some(Resolution::Block));
+        // Different intent scope: both stand.
+        let scoped = Subject { intent_id: Some("support.eu"), ..s.clone() };
+        assert_eq!(decide(&scoped, &[old], th(), &policy(), false, None).resolution, Some(Resolution::Coexist));
+    }
+
+    #[test]
+    fn structured_contradiction_and_judge() {
+        let s = Subject { entity: Some("customer:c"), predicate: Some("prefers"), value: Some("\"phone\""), write_class: Some("correction"), ..seed() };
+        let mut m = n("pm_f", "unrelated words entirely", 0.05);
+        (m.entity, m.predicate, m.value) = (Some("customer:c".into()), Some("prefers".into()), Some("\"email\"".into()));
+        let v = decide(&s, &[m], th(), &policy(), false, None);
+        assert_eq!((v.status, v.reason.as_deref(), v.resolution), (Status::Contradicts, Some("contradiction:fact;user_correction"), Some(Resolution::Supersede)));
+        assert!(v.human && v.promotable());
+
+        // With a judge configured, the judge decides instead of the heuristic.
+        let s = Subject { text: "Customer prefers email.", ..seed() };
+        let mut j = n("pm_j", "Customer likes email.", 0.8);
+        j.judge = Some(false);
+        assert_eq!(decide(&s, &[j.clone()], th(), &policy(), true, None).status, Status::PendingPromotion);
+        j.judge = Some(true);
+        let v = decide(&s, &[j], th(), &policy(), true, None);
+        assert_eq!((v.status, v.reason.as_deref()), (Status::Contradicts, Some("contradiction:judge;operator_source")));
+    }
+
+    #[test]
+    fn below_the_thresholds_is_new() {
+        let s = Subject { text: "Customer prefers email.", ..seed() };
+        let v = decide(&s, &[n("pm_x", "Customer prefers phone.", 0.5)], th(), &policy(), false, None);
+        assert_eq!(v.status, Status::PendingPromotion);
+        let v = decide(&s, &[n("pm_x", "Customer prefers phone.", 0.65)], th(), &policy(), false, None);
+        assert_eq!(v.status, Status::Contradicts);
+    }
+
+    #[test]
+    fn deterministic_in_neighbour_order() {
+        let s = Subject { text: "Customer prefers email.", ..seed() };
+        let a = n("pm_1", "Customer prefers email!", 0.95);
+        let b = n("pm_2", "customer prefers email", 0.95);
+        let v1 = decide(&s, &[a.clone(), b.clone()], th(), &policy(), false, None);
+        let v2 = decide(&s, &[b, a], th(), &policy(), false, None);
+        assert_eq!(v1, v2);
+        assert_eq!(v1.duplicate_of.as_deref(), Some("pm_1"));
+    }
+}
