@@ -2,6 +2,7 @@
 //! hashing and ids. Unit-tested in microseconds with `cargo test -p memory_fabric_core`.
 
 pub mod assertion;
+pub mod calibrate;
 pub mod capture;
 pub mod embed;
 pub mod error;
