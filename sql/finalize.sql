@@ -46,3 +46,250 @@ END
 $$;
 COMMENT ON FUNCTION memory_fabric.capture_memory IS
     'Capture anything into the append-only candidates log: validated, redacted, hashed, embedded';
+
+-- The pipeline. Each public function is a thin PL/pgSQL shell over an internal Rust function
+-- that does the work and returns the id of the row it wrote; the shell returns that row.
+
+CREATE FUNCTION memory_fabric.review_candidate(candidate_id text)
+RETURNS memory_fabric.reviews
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    v_id  text := memory_fabric._review(review_candidate.candidate_id);
+    v_row memory_fabric.reviews;
+BEGIN
+    SELECT * INTO STRICT v_row FROM memory_fabric.reviews AS r WHERE r.id = v_id;
+    RETURN v_row;
+END
+$$;
+COMMENT ON FUNCTION memory_fabric.review_candidate IS
+    'Review a candidate: trust, dedup, contradiction, tier and priority; queue durable ones for a human';
+
+CREATE FUNCTION memory_fabric.promote(candidate_id text, approver text DEFAULT NULL)
+RETURNS memory_fabric.promoted_memory
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    v_id  text := memory_fabric._promote(promote.candidate_id, promote.approver);
+    v_row memory_fabric.promoted_memory;
+BEGIN
+    SELECT * INTO STRICT v_row FROM memory_fabric.promoted_memory AS m WHERE m.id = v_id;
+    RETURN v_row;
+END
+$$;
+COMMENT ON FUNCTION memory_fabric.promote IS
+    'Promote a reviewed candidate: the only way into promoted_memory';
+
+CREATE FUNCTION memory_fabric.approve(candidate_id text, approver text, notes text DEFAULT NULL)
+RETURNS memory_fabric.promoted_memory
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    v_id  text := memory_fabric._approve(approve.candidate_id, approve.approver, approve.notes);
+    v_row memory_fabric.promoted_memory;
+BEGIN
+    SELECT * INTO STRICT v_row FROM memory_fabric.promoted_memory AS m WHERE m.id = v_id;
+    RETURN v_row;
+END
+$$;
+COMMENT ON FUNCTION memory_fabric.approve IS
+    'Approve a queued candidate (the approver must differ from its actor) and promote it';
+
+CREATE FUNCTION memory_fabric.reject(candidate_id text, approver text, reason text)
+RETURNS memory_fabric.decisions
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    v_id  text := memory_fabric._reject(reject.candidate_id, reject.approver, reject.reason);
+    v_row memory_fabric.decisions;
+BEGIN
+    SELECT * INTO STRICT v_row FROM memory_fabric.decisions AS d WHERE d.id = v_id;
+    RETURN v_row;
+END
+$$;
+COMMENT ON FUNCTION memory_fabric.reject IS 'Reject a candidate; it can never be promoted';
+
+CREATE FUNCTION memory_fabric.edit(candidate_id text, editor text, text text,
+                                   classification text DEFAULT NULL, evidence_refs jsonb DEFAULT NULL,
+                                   value jsonb DEFAULT NULL, notes text DEFAULT NULL)
+RETURNS memory_fabric.reviews
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    v_id  text := memory_fabric._edit(edit.candidate_id, edit.editor, edit.text, edit.classification,
+                                      edit.evidence_refs::text, edit.value::text, edit.notes);
+    v_row memory_fabric.reviews;
+BEGIN
+    SELECT * INTO STRICT v_row FROM memory_fabric.reviews AS r WHERE r.id = v_id;
+    RETURN v_row;
+END
+$$;
+COMMENT ON FUNCTION memory_fabric.edit IS
+    'Capture an edited candidate that supersedes this one, and review it';
+
+CREATE FUNCTION memory_fabric.retract(memory_id text, reason text, retracted_by text)
+RETURNS memory_fabric.promoted_memory
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    v_id  text := memory_fabric._retract(retract.memory_id, retract.reason, retract.retracted_by);
+    v_row memory_fabric.promoted_memory;
+BEGIN
+    SELECT * INTO STRICT v_row FROM memory_fabric.promoted_memory AS m WHERE m.id = v_id;
+    RETURN v_row;
+END
+$$;
+COMMENT ON FUNCTION memory_fabric.retract IS
+    'Retract a memory (never deleted); its duplicates go back to the human queue';
+
+-- The human review queue: candidates whose effective review waits for a human decision.
+CREATE VIEW memory_fabric.review_queue AS
+SELECT r.tenant_id, r.candidate_id, r.id AS review_id, c.user_id, c.intent_id, r.proposed_tier,
+       c.text AS proposed_text, c.evidence_refs, c.classification, c.source, c.actor,
+       r.priority_score, r.reason, r.status, r.contradicts_id, r.contradiction_resolution,
+       r.reviewed_at AS enqueued_at
+FROM memory_fabric.reviews r
+JOIN memory_fabric.candidates c ON c.id = r.candidate_id
+WHERE r.reviewer = 'human'
+  AND NOT EXISTS (SELECT 1 FROM memory_fabric.reviews n
+                  WHERE n.candidate_id = r.candidate_id AND (n.reviewed_at, n.id) > (r.reviewed_at, r.id))
+  AND NOT EXISTS (SELECT 1 FROM memory_fabric.decisions d
+                  WHERE d.candidate_id = r.candidate_id AND d.decided_at >= r.reviewed_at)
+  AND NOT EXISTS (SELECT 1 FROM memory_fabric.promoted_memory p WHERE p.candidate_id = r.candidate_id);
+COMMENT ON VIEW memory_fabric.review_queue IS 'Candidates waiting for a human approve / reject / edit';
+
+-- recall: the only read path. Its body names pgvector's schema, fixed here at install time, so it
+-- does not depend on the caller's search_path.
+DO $install$
+DECLARE
+    vs text := (SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+                JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector');
+BEGIN
+    EXECUTE format($fn$
+CREATE FUNCTION memory_fabric.recall(
+    tenant_id              text,
+    intent_id              text,
+    user_id                text        DEFAULT NULL,
+    max_recalls            integer     DEFAULT 8,
+    classification_allowed text[]      DEFAULT ARRAY['PUBLIC', 'INTERNAL'],
+    query_text             text        DEFAULT NULL,
+    query_embedding        %1$s.vector DEFAULT NULL,
+    as_of                  timestamptz DEFAULT NULL,
+    query_embedding_model  text        DEFAULT NULL)
+RETURNS TABLE (
+    memory_id text, text text, tier text, priority numeric, score double precision,
+    relevance double precision, recency double precision, importance double precision,
+    low_confidence boolean, in_contradiction boolean, contradicts text[],
+    candidate_id text, evidence_refs jsonb, source text, captured_at timestamptz, consent_id text,
+    classification text, user_scope text, intent_scope text, entity text, predicate text, value jsonb,
+    write_class text, confidence double precision, promoted_at timestamptz, expires_at timestamptz,
+    embedding_model text)
+LANGUAGE plpgsql VOLATILE
+AS $body$
+#variable_conflict use_column
+DECLARE
+    t         timestamptz := coalesce(recall.as_of, pg_catalog.clock_timestamp());
+    s         double precision[];
+    q_builtin real[];
+    q_fn      real[];
+    q_fn_mod  text;
+    has_query boolean := recall.query_text IS NOT NULL OR recall.query_embedding IS NOT NULL;
+    reg_dims  integer;
+BEGIN
+    IF recall.tenant_id IS NULL OR pg_catalog.btrim(recall.tenant_id) = '' THEN
+        RAISE EXCEPTION 'tenant_id must not be null or empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF recall.max_recalls IS NULL OR recall.max_recalls < 1 OR recall.max_recalls > 1000 THEN
+        RAISE EXCEPTION 'max_recalls must be between 1 and 1000' USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = format('%%s was given.', coalesce(recall.max_recalls::text, 'NULL'));
+    END IF;
+    IF recall.classification_allowed IS NULL THEN
+        RAISE EXCEPTION 'classification_allowed must not be null' USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Pass an empty array to recall nothing, or the classifications this run may see.';
+    END IF;
+    IF recall.query_text IS NOT NULL AND pg_catalog.btrim(recall.query_text) = '' THEN
+        RAISE EXCEPTION 'query_text must not be empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF recall.query_embedding IS NOT NULL THEN
+        IF recall.query_embedding_model IS NULL THEN
+            RAISE EXCEPTION 'query_embedding requires query_embedding_model' USING ERRCODE = 'invalid_parameter_value',
+                DETAIL = 'Vectors are only compared with vectors of the same model.';
+        END IF;
+        SELECT dimensions INTO reg_dims FROM memory_fabric.embedding_models m
+        WHERE m.tenant_id = recall.tenant_id AND m.model = recall.query_embedding_model;
+        IF recall.query_embedding_model = 'memory_fabric/hash-384-v1' THEN
+            reg_dims := 384;
+        END IF;
+        IF reg_dims IS NOT NULL AND reg_dims <> %1$s.vector_dims(recall.query_embedding) THEN
+            RAISE EXCEPTION 'query_embedding has %%s dimensions, expected %%s',
+                %1$s.vector_dims(recall.query_embedding), reg_dims USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    END IF;
+
+    s := memory_fabric._recall_settings(recall.tenant_id);
+    IF recall.query_text IS NOT NULL THEN
+        SELECT e.builtin, e.function_embedding, e.function_model INTO q_builtin, q_fn, q_fn_mod
+        FROM memory_fabric._embed_query(recall.tenant_id, recall.query_text) e;
+    END IF;
+
+    RETURN QUERY
+    WITH live AS (
+        SELECT m.id, m.priority, m.promoted_at, m.confidence,
+               CASE WHEN NOT has_query THEN NULL
+                    WHEN m.embedding IS NULL THEN NULL
+                    WHEN m.embedding_model = 'memory_fabric/hash-384-v1' AND q_builtin IS NOT NULL
+                        THEN 1 - (m.embedding OPERATOR(%1$s.<=>) q_builtin::%1$s.vector)
+                    WHEN m.embedding_model = q_fn_mod
+                        THEN 1 - (m.embedding OPERATOR(%1$s.<=>) q_fn::%1$s.vector)
+                    WHEN m.embedding_model = recall.query_embedding_model
+                        THEN 1 - (m.embedding OPERATOR(%1$s.<=>) recall.query_embedding)
+               END AS rel
+        FROM memory_fabric.promoted_memory m
+        WHERE m.tenant_id = recall.tenant_id
+          AND (m.user_id IS NULL OR m.user_id = recall.user_id)
+          AND (m.intent_scope IS NULL OR m.intent_scope = recall.intent_id)
+          AND m.promoted_at <= t
+          AND (m.retracted_at IS NULL OR m.retracted_at > t)
+          AND (m.expires_at IS NULL OR m.expires_at > t)
+          AND m.classification = ANY (recall.classification_allowed)
+          AND (m.consent_id IS NULL OR EXISTS (
+                SELECT 1 FROM memory_fabric.consents k
+                WHERE k.id = m.consent_id AND k.captured_at <= t
+                  AND (k.revoked_at IS NULL OR k.revoked_at > t)
+                  AND (k.valid_until IS NULL OR k.valid_until > t)))
+    ), scored AS (
+        SELECT l.id, l.priority, l.promoted_at, l.confidence, l.rel,
+               pg_catalog.power(0.5, greatest(extract(epoch FROM t - l.promoted_at), 0) / 86400.0 / s[4]) AS rec,
+               l.priority::double precision AS imp
+        FROM live l
+    ), top AS (
+        SELECT sc.*, CASE WHEN has_query THEN s[1] * coalesce(sc.rel, 0) + s[2] * sc.rec + s[3] * sc.imp END AS sco
+        FROM scored sc
+        WHERE NOT has_query OR s[1] * coalesce(sc.rel, 0) + s[2] * sc.rec + s[3] * sc.imp >= s[5]
+        ORDER BY CASE WHEN has_query THEN s[1] * coalesce(sc.rel, 0) + s[2] * sc.rec + s[3] * sc.imp END DESC NULLS LAST,
+                 sc.priority DESC, sc.promoted_at DESC, sc.id
+        LIMIT recall.max_recalls
+    )
+    SELECT m.id, m.text, m.tier, m.priority, tp.sco, tp.rel, tp.rec, tp.imp,
+           (m.confidence IS NOT NULL AND m.confidence < s[6]) OR (has_query AND tp.sco < s[6]),
+           pg_catalog.cardinality(x.ids) > 0, x.ids,
+           m.candidate_id, m.evidence_refs, m.source, c.captured_at, m.consent_id, m.classification,
+           m.user_id, m.intent_scope, m.entity, m.predicate, m.value, m.write_class, m.confidence,
+           m.promoted_at, m.expires_at, m.embedding_model
+    FROM top tp
+    JOIN memory_fabric.promoted_memory m ON m.id = tp.id
+    JOIN memory_fabric.candidates c ON c.id = m.candidate_id
+    CROSS JOIN LATERAL (
+        SELECT coalesce(array_agg(o.id ORDER BY o.id), '{}') AS ids
+        FROM memory_fabric.promoted_memory o
+        WHERE o.tenant_id = m.tenant_id AND (o.id = m.contradicts_id OR o.contradicts_id = m.id)
+          AND o.promoted_at <= t AND (o.retracted_at IS NULL OR o.retracted_at > t)
+          AND (o.expires_at IS NULL OR o.expires_at > t)) x
+    ORDER BY tp.sco DESC NULLS LAST, tp.priority DESC, tp.promoted_at DESC, tp.id;
+END
+$body$
+$fn$, vs);
+END
+$install$;
+COMMENT ON FUNCTION memory_fabric.recall IS
+    'Recall promoted memories for a tenant, user, intent and classification set, now or as of an instant';

@@ -96,6 +96,8 @@ COMMENT ON TABLE memory_fabric.reviews IS
 CREATE INDEX reviews_candidate ON memory_fabric.reviews (candidate_id, reviewed_at DESC, id DESC);
 CREATE INDEX reviews_queue ON memory_fabric.reviews (tenant_id, reviewed_at)
     WHERE reviewer = 'human';
+CREATE INDEX reviews_duplicate_of ON memory_fabric.reviews (duplicate_of_id)
+    WHERE duplicate_of_id IS NOT NULL;
 
 -- Operator actions on the review queue.
 CREATE TABLE memory_fabric.decisions (
@@ -165,7 +167,10 @@ CREATE TABLE memory_fabric.promoted_memory (
     promoted_by       text        NOT NULL,
     promoted_at       timestamptz NOT NULL DEFAULT clock_timestamp(),
     expires_at        timestamptz,
+    -- Set when promoted to coexist with a memory it contradicts (a different intent scope);
+    -- recall reports both sides as in_contradiction while both are live.
     in_contradiction  boolean     NOT NULL DEFAULT false,
+    contradicts_id    text        CHECK (contradicts_id LIKE 'pm\_%'),
     supersedes_id     text        CHECK (supersedes_id LIKE 'pm\_%'),
     retracted_at      timestamptz,
     retracted_by      text,
@@ -177,6 +182,10 @@ COMMENT ON TABLE memory_fabric.promoted_memory IS
 -- Recall: scope first, then order by priority and recency.
 CREATE INDEX promoted_recall ON memory_fabric.promoted_memory
     (tenant_id, user_id, priority DESC, promoted_at DESC);
+CREATE INDEX promoted_scope ON memory_fabric.promoted_memory (tenant_id, user_id, embedding_model)
+    WHERE retracted_at IS NULL;
+CREATE INDEX promoted_contradicts ON memory_fabric.promoted_memory (contradicts_id)
+    WHERE contradicts_id IS NOT NULL;
 -- Review: exact and structured dedup, contradiction by (entity, predicate).
 CREATE INDEX promoted_hash ON memory_fabric.promoted_memory (tenant_id, content_hash);
 CREATE INDEX promoted_fact ON memory_fabric.promoted_memory (tenant_id, entity, predicate)

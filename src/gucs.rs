@@ -12,6 +12,14 @@ pub static EMBEDDING_FUNCTION: GucSetting<Option<CString>> = GucSetting::<Option
 /// function's qualified name. Change it whenever the function's output changes.
 pub static EMBEDDING_MODEL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
+/// SQL function `name(text, text)` returning boolean: does the first statement contradict the
+/// second? Used by review instead of the built-in assertion heuristic. Superuser-only.
+pub static CONTRADICTION_FUNCTION: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+
+/// Scopes with at most this many promoted memories of a model are searched exactly (a scan of
+/// the scope); larger ones through the HNSW index with an iterative scan.
+pub static EXACT_SEARCH_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(2000);
+
 pub fn init() {
     GucRegistry::define_string_guc(
         c"memory_fabric.embedding_function",
@@ -27,6 +35,24 @@ pub fn init() {
         c"Empty means the function's qualified name.",
         &EMBEDDING_MODEL,
         GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"memory_fabric.contradiction_function",
+        c"SQL function judging whether two statements contradict each other.",
+        c"A function (text, text) returning boolean. Empty means the built-in assertion heuristic.",
+        &CONTRADICTION_FUNCTION,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"memory_fabric.exact_search_limit",
+        c"Largest scope searched exactly by review's nearest-neighbour search.",
+        c"Larger scopes use the HNSW index with an iterative scan.",
+        &EXACT_SEARCH_LIMIT,
+        0,
+        1_000_000_000,
+        GucContext::Userset,
         GucFlags::default(),
     );
     unsafe {

@@ -7,8 +7,10 @@ use pgrx::prelude::*;
 
 mod api;
 mod error;
+mod events;
 mod gucs;
 mod policy;
+mod rows;
 mod spi;
 
 ::pgrx::pg_module_magic!(name, version);

@@ -8,7 +8,8 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 thread_local! {
-    static PLANS: RefCell<HashMap<&'static str, Rc<OwnedPreparedStatement>>> = RefCell::new(HashMap::new());
+    static PLANS: RefCell<HashMap<String, Rc<OwnedPreparedStatement>>> = RefCell::new(HashMap::new());
+    static VECTOR_SCHEMA: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 pub const TEXT: PgOid = PgOid::BuiltIn(BuiltinOid::TEXTOID);
@@ -16,14 +17,45 @@ pub const INT4: PgOid = PgOid::BuiltIn(BuiltinOid::INT4OID);
 pub const FLOAT8: PgOid = PgOid::BuiltIn(BuiltinOid::FLOAT8OID);
 pub const FLOAT4_ARRAY: PgOid = PgOid::BuiltIn(BuiltinOid::FLOAT4ARRAYOID);
 pub const TEXT_ARRAY: PgOid = PgOid::BuiltIn(BuiltinOid::TEXTARRAYOID);
+pub const BOOL: PgOid = PgOid::BuiltIn(BuiltinOid::BOOLOID);
+pub const INT8: PgOid = PgOid::BuiltIn(BuiltinOid::INT8OID);
 
 /// The kept plan for `sql`, prepared on first use in this backend.
-pub fn plan(client: &SpiClient<'_>, sql: &'static str, types: &[PgOid], mutating: bool) -> Rc<OwnedPreparedStatement> {
+pub fn plan(client: &SpiClient<'_>, sql: &str, types: &[PgOid], mutating: bool) -> Rc<OwnedPreparedStatement> {
     if let Some(p) = PLANS.with(|m| m.borrow().get(sql).cloned()) {
         return p;
     }
     let prepared = if mutating { client.prepare_mut(sql, types) } else { client.prepare(sql, types) };
     let p = Rc::new(prepared.unwrap_or_else(|e| pgrx::error!("memory_fabric: cannot prepare statement: {e}")).keep());
-    PLANS.with(|m| m.borrow_mut().insert(sql, p.clone()));
+    PLANS.with(|m| m.borrow_mut().insert(sql.to_owned(), p.clone()));
     p
+}
+
+/// The quoted schema pgvector is installed in, to qualify its type and operators: our SQL must
+/// not depend on the caller's search_path.
+pub fn vector_schema(client: &SpiClient<'_>) -> String {
+    if let Some(s) = VECTOR_SCHEMA.with(|v| v.borrow().clone()) {
+        return s;
+    }
+    let s: String = client
+        .select(
+            "SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e \
+             JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'",
+            Some(1),
+            &[],
+        )
+        .and_then(|t| t.first().get_one::<String>())
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| pgrx::error!("memory_fabric: the vector extension is not installed"));
+    VECTOR_SCHEMA.with(|v| *v.borrow_mut() = Some(s.clone()));
+    s
+}
+
+/// A column of a result row, or an internal error naming the query's failure.
+pub fn col<T: pgrx::datum::FromDatum + pgrx::datum::IntoDatum>(
+    row: &pgrx::spi::SpiHeapTupleData<'_>,
+    ordinal: usize,
+) -> Option<T> {
+    row.get::<T>(ordinal).unwrap_or_else(|e| pgrx::error!("memory_fabric: cannot read column {ordinal}: {e}"))
 }

@@ -64,7 +64,7 @@ fn registered_dimensions(client: &mut SpiClient<'_>, tenant: &str, model: &str, 
 }
 
 /// Embeds text with the SQL function named by memory_fabric.embedding_function.
-fn embed_with_function(client: &SpiClient<'_>, func: &str, text: &str) -> (Vec<f32>, String) {
+pub fn embed_with_function(client: &SpiClient<'_>, func: &str, text: &str) -> (Vec<f32>, String) {
     let qualified: Option<String> = client
         .select(&*plan(client, EMBED_FN, &[TEXT], false), Some(1), &[func.into()])
         .and_then(|t| if t.is_empty() { Ok(None) } else { t.first().get_one::<String>() })
@@ -112,10 +112,6 @@ fn _capture(
     supersedes: Option<&str>,
     metadata: Option<&str>,
 ) -> String {
-    require_utf8();
-    let Some(tenant) = tenant_id else {
-        raise(Error::invalid("tenant_id must not be null"));
-    };
     let caller_vec: Option<Vec<f32>> = embedding.map(|a| {
         a.iter()
             .enumerate()
@@ -146,82 +142,94 @@ fn _capture(
         metadata,
     };
 
-    Spi::connect_mut(|client| {
-        let pol = policy::for_tenant(client, tenant);
-        let prepared = prepare_capture(&input, &pol.policy, &pol.redactor).or_raise();
-        let max_dims = pol.policy.limits.embedding_max_dimensions;
+    Spi::connect_mut(|client| capture(client, &input, caller_vec))
+}
 
-        let (vector, model) = match (caller_vec, embedding_model) {
-            (Some(v), Some(m)) => {
-                check_embedding(&v, None, max_dims).or_raise();
-                let d = registered_dimensions(client, tenant, m, v.len() as i32);
-                check_embedding(&v, Some(d as usize), max_dims).or_raise();
-                (v, m.to_owned())
-            }
-            _ => match gucs::get(&gucs::EMBEDDING_FUNCTION) {
-                Some(func) => {
-                    let (v, m) = embed_with_function(client, &func, &prepared.text);
-                    check_embedding(&v, None, max_dims).or_raise();
-                    let d = registered_dimensions(client, tenant, &m, v.len() as i32);
-                    check_embedding(&v, Some(d as usize), max_dims).or_raise();
-                    (v, m)
-                }
-                // The redacted text is embedded: nothing of what redaction removed survives.
-                None => (embed::embed(&prepared.text), embed::MODEL.to_owned()),
-            },
-        };
+/// Validates, redacts, embeds and appends one candidate; returns its id. Nothing is written if
+/// any check fails.
+pub fn capture(client: &mut SpiClient<'_>, input: &CaptureInput<'_>, caller_vec: Option<Vec<f32>>) -> String {
+    require_utf8();
+    let Some(tenant) = input.tenant_id else {
+        raise(Error::invalid("tenant_id must not be null"));
+    };
+    let (user_id, intent_id, source, classification, entity, predicate, write_class, confidence, actor, embedding_model, supersedes) = (
+        input.user_id, input.intent_id, input.source, input.classification, input.entity, input.predicate,
+        input.write_class, input.confidence, input.actor, input.embedding_model, input.supersedes,
+    );
+    let pol = policy::for_tenant(client, tenant);
+    let prepared = prepare_capture(input, &pol.policy, &pol.redactor).or_raise();
+    let max_dims = pol.policy.limits.embedding_max_dimensions;
 
-        if let Some(s) = supersedes {
-            let exists = client
-                .select(&*plan(client, SUPERSEDES_EXISTS, &[TEXT, TEXT], false), Some(1), &[s.into(), tenant.into()])
-                .and_then(|t| t.first().get_one::<bool>())
-                .unwrap_or_else(|e| error!("memory_fabric: cannot look up supersedes: {e}"));
-            if exists != Some(true) {
-                raise(Error::new(Kind::NotFound, format!("supersedes \"{s}\" does not exist"))
-                    .detail(format!("No candidate or promoted memory with that id belongs to tenant \"{tenant}\".")));
-            }
+    let (vector, model) = match (caller_vec, embedding_model) {
+        (Some(v), Some(m)) => {
+            check_embedding(&v, None, max_dims).or_raise();
+            let d = registered_dimensions(client, tenant, m, v.len() as i32);
+            check_embedding(&v, Some(d as usize), max_dims).or_raise();
+            (v, m.to_owned())
         }
+        _ => match gucs::get(&gucs::EMBEDDING_FUNCTION) {
+            Some(func) => {
+                let (v, m) = embed_with_function(client, &func, &prepared.text);
+                check_embedding(&v, None, max_dims).or_raise();
+                let d = registered_dimensions(client, tenant, &m, v.len() as i32);
+                check_embedding(&v, Some(d as usize), max_dims).or_raise();
+                (v, m)
+            }
+            // The redacted text is embedded: nothing of what redaction removed survives.
+            None => (embed::embed(&prepared.text), embed::MODEL.to_owned()),
+        },
+    };
 
-        let id = new_id("mc");
-        let ins = plan(
-            client,
-            INSERT,
+    if let Some(s) = supersedes {
+        let exists = client
+            .select(&*plan(client, SUPERSEDES_EXISTS, &[TEXT, TEXT], false), Some(1), &[s.into(), tenant.into()])
+            .and_then(|t| t.first().get_one::<bool>())
+            .unwrap_or_else(|e| error!("memory_fabric: cannot look up supersedes: {e}"));
+        if exists != Some(true) {
+            raise(Error::new(Kind::NotFound, format!("supersedes \"{s}\" does not exist"))
+                .detail(format!("No candidate or promoted memory with that id belongs to tenant \"{tenant}\".")));
+        }
+    }
+
+    let id = new_id("mc");
+    let ins = plan(
+        client,
+        INSERT,
+        &[
+            TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, FLOAT8, TEXT,
+            FLOAT4_ARRAY, TEXT, TEXT, TEXT, TEXT, INT4, TEXT_ARRAY, INT4,
+        ],
+        true,
+    );
+    client
+        .update(
+            &*ins,
+            None,
             &[
-                TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, FLOAT8, TEXT,
-                FLOAT4_ARRAY, TEXT, TEXT, TEXT, TEXT, INT4, TEXT_ARRAY, INT4,
+                id.as_str().into(),
+                tenant.into(),
+                user_id.into(),
+                intent_id.into(),
+                source.into(),
+                prepared.text.as_str().into(),
+                prepared.evidence_refs.as_str().into(),
+                classification.into(),
+                entity.into(),
+                predicate.into(),
+                prepared.value.as_deref().into(),
+                write_class.into(),
+                confidence.into(),
+                actor.into(),
+                vector.into(),
+                model.as_str().into(),
+                prepared.content_hash.as_str().into(),
+                supersedes.into(),
+                prepared.metadata.as_str().into(),
+                (prepared.redaction.count.min(i32::MAX as usize) as i32).into(),
+                prepared.redaction.rules.clone().into(),
+                pol.version.into(),
             ],
-            true,
-        );
-        client
-            .update(
-                &*ins,
-                None,
-                &[
-                    id.as_str().into(),
-                    tenant.into(),
-                    user_id.into(),
-                    intent_id.into(),
-                    source.into(),
-                    prepared.text.as_str().into(),
-                    prepared.evidence_refs.as_str().into(),
-                    classification.into(),
-                    entity.into(),
-                    predicate.into(),
-                    prepared.value.as_deref().into(),
-                    write_class.into(),
-                    confidence.into(),
-                    actor.into(),
-                    vector.into(),
-                    model.as_str().into(),
-                    prepared.content_hash.as_str().into(),
-                    supersedes.into(),
-                    prepared.metadata.as_str().into(),
-                    (prepared.redaction.count.min(i32::MAX as usize) as i32).into(),
-                    prepared.redaction.rules.clone().into(),
-                    pol.version.into(),
-                ],
-            )
-            .unwrap_or_else(|e| error!("memory_fabric: cannot insert candidate: {e}"));
-        id
-    })
+        )
+        .unwrap_or_else(|e| error!("memory_fabric: cannot insert candidate: {e}"));
+    id
 }

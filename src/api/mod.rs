@@ -1,3 +1,6 @@
 //! The SQL surface, one module per pipeline stage.
 
 pub mod capture;
+pub mod promote;
+pub mod recall;
+pub mod review;

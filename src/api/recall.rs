@@ -1,0 +1,45 @@
+//! Stage 4, recall: the SQL function memory_fabric.recall (sql/finalize.sql) does the filtering
+//! and ranking; these helpers give it the tenant's weights and the query's embeddings.
+
+use crate::api::capture::embed_with_function;
+use crate::error::raise;
+use crate::gucs;
+use crate::policy;
+use memory_fabric_core::{embed, redact::Outcome, Error};
+use pgrx::prelude::*;
+
+/// [relevance weight, recency weight, importance weight, half-life in days, minimum score,
+/// low-confidence threshold] from the policy in force for the tenant.
+#[pg_extern(stable, parallel_safe)]
+fn _recall_settings(tenant_id: &str) -> Vec<f64> {
+    Spi::connect(|client| {
+        let r = policy::for_tenant(client, tenant_id).policy.recall;
+        vec![r.w_relevance, r.w_recency, r.w_importance, r.half_life_days, r.min_score, r.low_confidence]
+    })
+}
+
+/// The query text embedded the way memories are: redacted with the tenant's rules, then by the
+/// built-in embedder and, when one is configured, by the embedding function (with its model name).
+#[pg_extern(volatile, parallel_unsafe)]
+fn _embed_query(
+    tenant_id: &str,
+    query_text: &str,
+) -> TableIterator<'static, (name!(builtin, Vec<f32>), name!(function_embedding, Option<Vec<f32>>), name!(function_model, Option<String>))> {
+    if query_text.len() > 1 << 20 {
+        raise(Error::limit("query_text is too long").detail("At most 1 MB of query text is embedded."));
+    }
+    let row = Spi::connect(|client| {
+        let pol = policy::for_tenant(client, tenant_id);
+        let text = pol.redactor.redact_str(query_text, &mut Outcome::default());
+        let builtin = embed::embed(&text);
+        let (f, m) = match gucs::get(&gucs::EMBEDDING_FUNCTION) {
+            Some(func) => {
+                let (v, m) = embed_with_function(client, &func, &text);
+                (Some(v), Some(m))
+            }
+            None => (None, None),
+        };
+        (builtin, f, m)
+    });
+    TableIterator::once(row)
+}

@@ -1,0 +1,274 @@
+//! Stage 2, review: a deterministic verdict for one candidate against the live promoted
+//! memories in its scope (same tenant and user; cross-intent or the same intent).
+
+use crate::error::raise;
+use crate::events;
+use crate::gucs;
+use crate::policy;
+use crate::rows::{self, Candidate};
+use crate::spi::{col, plan, vector_schema, FLOAT8, FLOAT4_ARRAY, INT4, TEXT};
+use memory_fabric_core::policy::Thresholds;
+use memory_fabric_core::review::{decide, Neighbor, Status, Subject, Verdict};
+use memory_fabric_core::{embed, Error};
+use pgrx::prelude::*;
+use pgrx::spi::SpiClient;
+use serde_json::json;
+
+/// Neighbours compared by vector.
+const K: i64 = 5;
+
+const COLUMNS: &str = "m.id, m.text, m.entity, m.predicate, m.value::text, m.intent_scope, m.source, m.confidence, \
+     jsonb_array_length(m.evidence_refs), extract(epoch FROM c.captured_at)::float8, m.content_hash";
+
+/// The scope filter: $1 tenant, $2 user, $3 intent; live now.
+fn scope(user_is_null: bool) -> String {
+    let user = if user_is_null { "m.user_id IS NULL AND $2::text IS NULL" } else { "m.user_id = $2" };
+    format!(
+        "m.tenant_id = $1 AND {user} AND (m.intent_scope IS NULL OR m.intent_scope = $3) \
+         AND m.retracted_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > pg_catalog.clock_timestamp())"
+    )
+}
+
+fn read_neighbor(r: &pgrx::spi::SpiHeapTupleData<'_>, sim_col: Option<usize>) -> Neighbor {
+    Neighbor {
+        id: col(r, 1).unwrap_or_default(),
+        text: col(r, 2).unwrap_or_default(),
+        entity: col(r, 3),
+        predicate: col(r, 4),
+        value: col(r, 5),
+        intent_scope: col(r, 6),
+        source: col(r, 7).unwrap_or_default(),
+        confidence: col(r, 8),
+        evidence_count: col::<i32>(r, 9).unwrap_or(0).max(0) as usize,
+        captured_at: col(r, 10).unwrap_or(0.0),
+        content_hash: col(r, 11).unwrap_or_default(),
+        similarity: sim_col.and_then(|i| col::<f64>(r, i)),
+        judge: None,
+    }
+}
+
+/// Live memories in the candidate's scope with the same content hash or the same
+/// (entity, predicate), and the K nearest by vector among those of its embedding model.
+pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
+    let vs = vector_schema(client);
+    let sc = scope(c.user_id.is_none());
+    let sim = format!(
+        "CASE WHEN m.embedding_model = $4 THEN 1 - (m.embedding OPERATOR({vs}.<=>) $5::real[]::{vs}.vector) END"
+    );
+    let mut out: Vec<Neighbor> = Vec::new();
+    let base_args = || -> Vec<pgrx::datum::DatumWithOid<'_>> {
+        vec![c.tenant_id.as_str().into(), c.user_id.as_deref().into(), c.intent_id.as_deref().into()]
+    };
+    let empty: Vec<f32> = Vec::new();
+    let q: &Vec<f32> = c.embedding.as_ref().unwrap_or(&empty);
+
+    // Exact matches: same content hash, or same structured fact key.
+    let exact_sql = format!(
+        "SELECT {COLUMNS}, {sim} FROM memory_fabric.promoted_memory m \
+         JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
+         WHERE {sc} AND (m.content_hash = $6 OR (m.entity = $7 AND m.predicate = $8)) ORDER BY m.id LIMIT 50"
+    );
+    let p = plan(client, &exact_sql, &[TEXT, TEXT, TEXT, TEXT, FLOAT4_ARRAY, TEXT, TEXT, TEXT], false);
+    let mut args = base_args();
+    args.extend([
+        c.embedding_model.as_str().into(),
+        q.clone().into(),
+        c.content_hash.as_str().into(),
+        c.entity.as_deref().into(),
+        c.predicate.as_deref().into(),
+    ]);
+    for r in client.select(&*p, None, &args).unwrap_or_else(|e| error!("memory_fabric: neighbour lookup failed: {e}")) {
+        out.push(read_neighbor(&r, Some(12)));
+    }
+
+    // Nearest by vector, within the scope and the candidate's model only.
+    if c.embedding.is_some() {
+        let limit = gucs::EXACT_SEARCH_LIMIT.get().max(0) as i64;
+        let use_index = c.embedding_model == embed::MODEL && scope_size_exceeds(client, c, &sc, limit);
+        let rows_sql = if use_index {
+            // HNSW with an iterative scan, so the scope filter cannot starve the result.
+            let d = embed::DIMENSIONS;
+            format!(
+                "SELECT {COLUMNS}, 1 - (m.embedding::{vs}.vector({d}) OPERATOR({vs}.<=>) $5::real[]::{vs}.vector({d})) \
+                 FROM memory_fabric.promoted_memory m JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
+                 WHERE {sc} AND m.embedding_model = $4 \
+                 ORDER BY m.embedding::{vs}.vector({d}) OPERATOR({vs}.<=>) $5::real[]::{vs}.vector({d}) LIMIT $6"
+            )
+        } else {
+            format!(
+                "SELECT {COLUMNS}, 1 - (m.embedding OPERATOR({vs}.<=>) $5::real[]::{vs}.vector) AS sim \
+                 FROM memory_fabric.promoted_memory m JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
+                 WHERE {sc} AND m.embedding_model = $4 ORDER BY sim DESC, m.id LIMIT $6"
+            )
+        };
+        let saved = use_index.then(|| {
+            [set_local(client, "hnsw.iterative_scan", "strict_order", "off"), set_local(client, "hnsw.ef_search", "100", "40")]
+        });
+        let p = plan(client, &rows_sql, &[TEXT, TEXT, TEXT, TEXT, FLOAT4_ARRAY, crate::spi::INT8], false);
+        let mut args = base_args();
+        args.extend([c.embedding_model.as_str().into(), q.clone().into(), K.into()]);
+        for r in client.select(&*p, None, &args).unwrap_or_else(|e| error!("memory_fabric: nearest-neighbour search failed: {e}")) {
+            pgrx::check_for_interrupts!();
+            let n = read_neighbor(&r, Some(12));
+            if !out.iter().any(|x| x.id == n.id) {
+                out.push(n);
+            }
+        }
+        for (name, value) in saved.into_iter().flatten() {
+            set_local(client, &name, &value, &value);
+        }
+    }
+    out
+}
+
+fn scope_size_exceeds(client: &SpiClient<'_>, c: &Candidate, sc: &str, limit: i64) -> bool {
+    let sql = format!(
+        "SELECT count(*) FROM (SELECT 1 FROM memory_fabric.promoted_memory m WHERE {sc} AND m.embedding_model = $4 LIMIT $5) s"
+    );
+    let p = plan(client, &sql, &[TEXT, TEXT, TEXT, TEXT, crate::spi::INT8], false);
+    let n: i64 = client
+        .select(
+            &*p,
+            None,
+            &[c.tenant_id.as_str().into(), c.user_id.as_deref().into(), c.intent_id.as_deref().into(), c.embedding_model.as_str().into(), (limit + 1).into()],
+        )
+        .and_then(|t| t.first().get_one::<i64>())
+        .unwrap_or_else(|e| error!("memory_fabric: cannot size scope: {e}"))
+        .unwrap_or(0);
+    n > limit
+}
+
+/// Sets a setting for the rest of the transaction and returns (name, previous value) so the
+/// caller can put it back once the search is done.
+fn set_local(client: &SpiClient<'_>, name: &str, value: &str, default: &str) -> (String, String) {
+    let prev: String = client
+        .select(
+            "SELECT coalesce(pg_catalog.current_setting($1, true), $3), pg_catalog.set_config($1, $2, true)",
+            None,
+            &[name.into(), value.into(), default.into()],
+        )
+        .and_then(|t| t.first().get_one::<String>())
+        .unwrap_or_else(|e| error!("memory_fabric: cannot set {name}: {e}"))
+        .unwrap_or_else(|| default.to_owned());
+    (name.to_owned(), prev)
+}
+
+/// Asks the judge function, when one is configured, about every neighbour close enough to
+/// contradict.
+fn ask_judge(client: &SpiClient<'_>, c: &Candidate, ns: &mut [Neighbor], t: Thresholds) -> bool {
+    let Some(func) = gucs::get(&gucs::CONTRADICTION_FUNCTION) else {
+        return false;
+    };
+    let qualified: Option<String> = client
+        .select(
+            "SELECT quote_ident(n.nspname) || '.' || quote_ident(p.proname) FROM pg_catalog.pg_proc p \
+             JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace \
+             WHERE p.oid = pg_catalog.to_regprocedure($1 || '(text,text)')",
+            Some(1),
+            &[func.as_str().into()],
+        )
+        .ok()
+        .and_then(|t| if t.is_empty() { None } else { t.first().get_one::<String>().ok().flatten() });
+    let Some(qualified) = qualified else {
+        raise(Error::invalid(format!("contradiction function \"{func}\" does not exist"))
+            .detail("memory_fabric.contradiction_function must name a function (text, text) returning boolean."));
+    };
+    let sql = format!("SELECT ({qualified}($1, $2))::boolean");
+    for n in ns.iter_mut().filter(|n| n.similarity.is_some_and(|s| s >= t.contradiction)) {
+        pgrx::check_for_interrupts!();
+        let verdict = client
+            .select(sql.as_str(), Some(1), &[c.text.as_str().into(), n.text.as_str().into()])
+            .and_then(|t| t.first().get_one::<bool>())
+            .unwrap_or_else(|e| error!("memory_fabric: contradiction function failed: {e}"));
+        n.judge = Some(verdict.unwrap_or(false));
+    }
+    true
+}
+
+/// The verdict review would give `c` now, without recording it.
+pub fn verdict_for(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&str>) -> (Verdict, i32) {
+    let pol = policy::for_tenant(client, &c.tenant_id);
+    let thresholds = pol.policy.thresholds_for(&c.embedding_model);
+    // Step 2 (consent for PII preferences, decisions and corrections) and step 3 (remembered
+    // rejections) belong here, before dedup; they arrive with the governance work.
+    let mut ns = neighbors(client, c);
+    let judged = ask_judge(client, c, &mut ns, thresholds);
+    let s = Subject {
+        source: &c.source,
+        classification: &c.classification,
+        intent_id: c.intent_id.as_deref(),
+        write_class: c.write_class.as_deref(),
+        confidence: c.confidence,
+        evidence_count: c.evidence_count,
+        captured_at: c.captured_at,
+        text: &c.text,
+        entity: c.entity.as_deref(),
+        predicate: c.predicate.as_deref(),
+        value: c.value.as_deref(),
+        content_hash: &c.content_hash,
+    };
+    (decide(&s, &ns, thresholds, &pol.policy, judged, force_human), pol.version)
+}
+
+const INSERT: &str = "INSERT INTO memory_fabric.reviews (id, tenant_id, candidate_id, status, duplicate_of_id, \
+     contradicts_id, contradiction_resolution, proposed_tier, priority_score, reviewer, reviewer_notes, reason, \
+     similarity, policy_version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
+
+/// Reviews one candidate and records the verdict; returns the review id.
+pub fn review(client: &mut SpiClient<'_>, candidate_id: &str, force_human: Option<&str>) -> String {
+    rows::lock(client, &format!("candidate:{candidate_id}"));
+    let c = rows::candidate(client, candidate_id);
+    rows::require_open(client, &c);
+    let (v, policy_version) = verdict_for(client, &c, force_human);
+
+    let id = crate::api::capture::new_id("rv");
+    let p = plan(client, INSERT, &[TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, FLOAT8, TEXT, TEXT, TEXT, FLOAT8, INT4], true);
+    client
+        .update(
+            &*p,
+            None,
+            &[
+                id.as_str().into(),
+                c.tenant_id.as_str().into(),
+                c.id.as_str().into(),
+                v.status.as_str().into(),
+                v.duplicate_of.as_deref().into(),
+                v.contradicts.as_deref().into(),
+                v.resolution.map(|r| r.as_str()).into(),
+                v.tier.as_str().into(),
+                v.priority.into(),
+                (if v.human { "human" } else { "auto" }).into(),
+                v.notes.as_deref().into(),
+                v.reason.as_deref().into(),
+                v.similarity.into(),
+                policy_version.into(),
+            ],
+        )
+        .unwrap_or_else(|e| error!("memory_fabric: cannot record review: {e}"));
+
+    if v.status == Status::Contradicts {
+        events::emit(
+            client,
+            &c.tenant_id,
+            "memory.contradiction",
+            &c.id,
+            None,
+            json!({"review_id": id, "contradicts": v.contradicts, "resolution": v.resolution.map(|r| r.as_str()),
+                   "reason": v.reason, "similarity": v.similarity}),
+        );
+    }
+    if v.human {
+        let payload = json!({"event": "memory.queued", "tenant_id": c.tenant_id, "candidate_id": c.id,
+                             "review_id": id, "tier": v.tier.as_str(), "reason": v.reason});
+        events::emit(client, &c.tenant_id, "memory.queued", &c.id, None, payload.clone());
+        events::notify(client, payload);
+    }
+    id
+}
+
+/// Internal: the body of memory_fabric.review_candidate(). Returns the review id.
+#[pg_extern(volatile, parallel_unsafe)]
+fn _review(candidate_id: Option<&str>) -> String {
+    let id = rows::require_text("candidate_id", candidate_id);
+    Spi::connect_mut(|client| review(client, &id, None))
+}

@@ -1,0 +1,27 @@
+//! Audit events and notifications.
+
+use crate::api::capture::new_id;
+use crate::spi::{plan, TEXT};
+use pgrx::prelude::*;
+use pgrx::spi::SpiClient;
+
+const INSERT: &str = "INSERT INTO memory_fabric.events (id, tenant_id, kind, subject_id, actor, payload) \
+     VALUES ($1, $2, $3, $4, coalesce($5, current_user::text), $6::jsonb)";
+const NOTIFY: &str = "SELECT pg_catalog.pg_notify('memory_fabric', $1)";
+
+/// Appends an event. `payload` must be a JSON object.
+pub fn emit(client: &mut SpiClient<'_>, tenant: &str, kind: &str, subject: &str, actor: Option<&str>, payload: serde_json::Value) {
+    let p = plan(client, INSERT, &[TEXT, TEXT, TEXT, TEXT, TEXT, TEXT], true);
+    let id = new_id("ev");
+    client
+        .update(&*p, None, &[id.as_str().into(), tenant.into(), kind.into(), subject.into(), actor.into(), payload.to_string().as_str().into()])
+        .unwrap_or_else(|e| error!("memory_fabric: cannot record event: {e}"));
+}
+
+/// Sends a notification on channel `memory_fabric`, delivered when the transaction commits.
+pub fn notify(client: &SpiClient<'_>, payload: serde_json::Value) {
+    let p = plan(client, NOTIFY, &[TEXT], false);
+    client
+        .select(&*p, None, &[payload.to_string().as_str().into()])
+        .unwrap_or_else(|e| error!("memory_fabric: cannot notify: {e}"));
+}
