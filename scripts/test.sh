@@ -55,7 +55,7 @@ cargo pgrx install --pg-config "$MF_PG_CONFIG" >"$logs/install.log" 2>&1 || { ca
 bash "$MF_ROOT/scripts/cluster.sh" start
 export MF_PG_BINDIR MF_REGRESS_TMP=$MF_BUILD/regress
 rm -rf "$MF_REGRESS_TMP"; mkdir -p "$MF_REGRESS_TMP"; chmod 777 "$MF_REGRESS_TMP"
-schedule=(setup capture capture_errors append_only dump_restore)
+schedule=(setup capture capture_errors append_only review promote recall dump_restore)
 rc=0; layer regress "$logs/regress.log" "$MF_PGXS_TEST/regress/pg_regress" \
   --inputdir="$MF_ROOT/tests/pg_regress" --outputdir="$MF_REGRESS_TMP" \
   --host="$MF_PGHOST" --port="$MF_PGPORT" --user="$MF_PGUSER" \

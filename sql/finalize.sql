@@ -221,7 +221,7 @@ BEGIN
             reg_dims := 384;
         END IF;
         IF reg_dims IS NOT NULL AND reg_dims <> %1$s.vector_dims(recall.query_embedding) THEN
-            RAISE EXCEPTION 'query_embedding has %%s dimensions, expected %%s',
+            RAISE EXCEPTION 'query_embedding has %% dimensions, expected %%',
                 %1$s.vector_dims(recall.query_embedding), reg_dims USING ERRCODE = 'invalid_parameter_value';
         END IF;
     END IF;
@@ -283,6 +283,10 @@ BEGIN
         SELECT coalesce(array_agg(o.id ORDER BY o.id), '{}') AS ids
         FROM memory_fabric.promoted_memory o
         WHERE o.tenant_id = m.tenant_id AND (o.id = m.contradicts_id OR o.contradicts_id = m.id)
+          -- only conflicts this recall could see itself
+          AND (o.user_id IS NULL OR o.user_id = recall.user_id)
+          AND (o.intent_scope IS NULL OR o.intent_scope = recall.intent_id)
+          AND o.classification = ANY (recall.classification_allowed)
           AND o.promoted_at <= t AND (o.retracted_at IS NULL OR o.retracted_at > t)
           AND (o.expires_at IS NULL OR o.expires_at > t)) x
     ORDER BY tp.sco DESC NULLS LAST, tp.priority DESC, tp.promoted_at DESC, tp.id;

@@ -84,6 +84,12 @@ pub fn differs(a: &Assertion, b: &Assertion) -> Option<Difference> {
     None
 }
 
+/// Whether `a` states something `b` does not: a number or a content word `b` lacks. A candidate
+/// that adds information is never merged into a memory as its duplicate, however similar.
+pub fn adds_information(a: &Assertion, b: &Assertion) -> bool {
+    a.numbers.difference(&b.numbers).next().is_some() || a.words.difference(&b.words).next().is_some()
+}
+
 pub fn texts_differ(a: &str, b: &str) -> Option<Difference> {
     differs(&parse(a), &parse(b))
 }
@@ -106,6 +112,15 @@ mod tests {
         // One side only adds a number: an elaboration.
         assert_eq!(texts_differ("Refunds within 30 days.", "Refunds within 30 days for orders over 50 dollars."), None);
         assert_eq!(texts_differ("Order 007 shipped.", "Order 7 shipped."), None);
+    }
+
+    #[test]
+    fn added_information() {
+        let (a, b) = (parse("Customer wants 5 paper invoices."), parse("Customer wants paper invoices."));
+        assert!(adds_information(&a, &b));
+        assert!(!adds_information(&b, &a));
+        let (a, b) = (parse("The customer wants paper invoices!"), parse("customer wants paper invoice"));
+        assert!(!adds_information(&a, &b));
     }
 
     #[test]

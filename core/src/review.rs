@@ -2,7 +2,7 @@
 //! and the live promoted memories the extension found near it. Pure and deterministic: the
 //! same candidate, policy and neighbours give the same verdict.
 
-use crate::assertion::{parse, differs};
+use crate::assertion::{adds_information, differs, parse};
 use crate::policy::{Policy, Thresholds, Tier};
 
 /// The candidate under review.
@@ -214,9 +214,11 @@ pub fn decide(
         .or_else(|| {
             ns.iter()
                 .find(|n| {
+                    let other = parse(&n.text);
                     n.similarity.is_some_and(|x| x >= thresholds.duplicate)
                         && same_fact(s, n) != Some(false)
-                        && differs(&me, &parse(&n.text)).is_none()
+                        && differs(&me, &other).is_none()
+                        && !adds_information(&me, &other)
                         && n.judge != Some(true)
                 })
                 .map(|n| (*n, "similar"))
@@ -464,6 +466,17 @@ mod tests {
         assert_eq!(v.status, Status::PendingPromotion);
         let v = decide(&s, &[n("pm_x", "Customer prefers phone.", 0.65)], th(), &policy(), false, None);
         assert_eq!(v.status, Status::Contradicts);
+    }
+
+    #[test]
+    fn a_candidate_that_adds_information_is_not_a_duplicate() {
+        let s = Subject { text: "Customer cus_77 wants 5 paper invoices.", ..seed() };
+        let v = decide(&s, &[n("pm_p", "Customer cus_77 wants paper invoices.", 0.95)], th(), &policy(), false, None);
+        assert_eq!(v.status, Status::PendingPromotion);
+        // The other way round it is: the memory already says everything the candidate says.
+        let s = Subject { text: "Customer cus_77 wants paper invoices.", ..seed() };
+        let v = decide(&s, &[n("pm_p", "Customer cus_77 wants 5 paper invoices.", 0.95)], th(), &policy(), false, None);
+        assert_eq!(v.status, Status::DuplicateOf);
     }
 
     #[test]

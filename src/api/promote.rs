@@ -219,7 +219,8 @@ pub fn edit(
     review(client, &new_id, None)
 }
 
-const MEMORY: &str = "SELECT tenant_id, retracted_at::text, retracted_by FROM memory_fabric.promoted_memory WHERE id = $1";
+const MEMORY: &str = "SELECT tenant_id, to_char(retracted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS \"UTC\"'), retracted_by \
+     FROM memory_fabric.promoted_memory WHERE id = $1";
 const RETRACT: &str = "UPDATE memory_fabric.promoted_memory SET retracted_at = pg_catalog.clock_timestamp(), \
      retracted_by = $2, retraction_reason = $3 WHERE id = $1 AND retracted_at IS NULL";
 const ORPHANED_DUPLICATES: &str = "SELECT r.candidate_id FROM memory_fabric.reviews r \

@@ -44,3 +44,22 @@ LANGUAGE sql STABLE AS $$
     UNION ALL SELECT 'promoted_memory', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.promoted_memory x
     UNION ALL SELECT 'events', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.events x
 $$;
+
+-- Runs one statement and reports its outcome as SQLSTATE, message and detail, with the
+-- time-stamped ids (mc_…, pm_…, rv_…) and times masked, so refusals that name ids have stable output.
+CREATE FUNCTION public.regress_try(sql text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    st text; msg text; det text;
+    id_re constant text := '(mc|pm|rv|dc|ev|cns)_[0-9]{8}t[0-9]{6}_[0-9a-z]{12}';
+    ts_re constant text := '[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}';
+BEGIN
+    EXECUTE sql;
+    RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
+    RETURN st || ': ' || regexp_replace(msg, id_re, '\1_<id>', 'g')
+        || coalesce(nullif(E'\nDETAIL: ' || regexp_replace(regexp_replace(det, id_re, '\1_<id>', 'g'), ts_re, '<time>', 'g'),
+                           E'\nDETAIL: '), '');
+END
+$$;
