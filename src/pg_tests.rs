@@ -85,3 +85,103 @@ fn candidates_refuse_update() {
     capture("t_upd", "original");
     Spi::run("UPDATE memory_fabric.candidates SET text = 'changed'").unwrap();
 }
+
+/// Builds promoted memories in bulk: captures through the real function, then reviews and
+/// promotion rows written directly (the pipeline's own per-row checks are tested elsewhere).
+fn bulk_promote(tenant: &str, texts: &[String]) {
+    for t in texts {
+        capture(tenant, t);
+    }
+    Spi::run_with_args(
+        "INSERT INTO memory_fabric.reviews (id, tenant_id, candidate_id, status, proposed_tier, priority_score, reviewer, policy_version)
+         SELECT 'rv_' || substr(c.id, 4), c.tenant_id, c.id, 'pending_promotion', 'semantic', 0.5, 'auto', 1
+         FROM memory_fabric.candidates c WHERE c.tenant_id = $1;
+         INSERT INTO memory_fabric.promoted_memory (id, candidate_id, review_id, tenant_id, text, classification, source,
+             tier, priority, embedding, embedding_model, content_hash, promoted_by)
+         SELECT 'pm_' || substr(c.id, 4), c.id, 'rv_' || substr(c.id, 4), c.tenant_id, c.text, c.classification, c.source,
+             'semantic', 0.5, c.embedding, c.embedding_model, c.content_hash, 'test'
+         FROM memory_fabric.candidates c WHERE c.tenant_id = $1",
+        &[tenant.into()],
+    )
+    .unwrap();
+}
+
+fn nearest(candidate_id: &str) -> Option<(String, f64)> {
+    Spi::connect(|client| {
+        let c = crate::rows::candidate(client, candidate_id);
+        crate::api::review::neighbors(client, &c)
+            .into_iter()
+            .filter_map(|n| n.similarity.map(|s| (n.id, s)))
+            .max_by(|a, b| a.1.total_cmp(&b.1).then_with(|| b.0.cmp(&a.0)))
+    })
+}
+
+#[pg_test]
+fn scoped_nearest_neighbour_is_exact_through_the_index() {
+    let channels = ["email", "phone", "sms", "post", "chat", "fax"];
+    let topics = ["billing", "shipping", "returns", "outages", "renewals", "security", "invoices"];
+    let big: Vec<String> = (0..700)
+        .map(|i| format!("Customer cust_{i} prefers {} for {} updates", channels[i % 6], topics[(i / 6) % 7]))
+        .collect();
+    bulk_promote("t_big", &big);
+    let small: Vec<String> = vec![
+        "The Lisbon warehouse ships on weekdays".into(),
+        "Refunds above 500 euros need a manager".into(),
+        "Customer cust_3 prefers sms for billing updates".into(),
+    ];
+    bulk_promote("t_small", &small);
+    Spi::run("ANALYZE memory_fabric.promoted_memory").unwrap();
+
+    let probes = [
+        ("t_big", "Customer cust_42 prefers email for returns updates"),
+        ("t_big", "customer prefers fax for security news"),
+        ("t_big", "Refunds above 500 euros need a manager"),
+        ("t_small", "Customer cust_3 prefers sms for billing"),
+        ("t_small", "which warehouse ships on weekdays?"),
+    ];
+    for (tenant, text) in probes {
+        let id = capture(tenant, text);
+        Spi::run("SET memory_fabric.exact_search_limit = 1000000").unwrap();
+        let exact = nearest(&id).expect("exact search finds the nearest memory in scope");
+        for (setting, value) in [("enable_sort", "on"), ("enable_sort", "off")] {
+            Spi::run(&format!("SET memory_fabric.exact_search_limit = 0; SET {setting} = {value}")).unwrap();
+            let indexed = nearest(&id).expect("the indexed search is never starved by the scope filter");
+            assert_eq!(indexed.0, exact.0, "{tenant}: {text} ({setting}={value})");
+            assert!((indexed.1 - exact.1).abs() < 1e-6);
+            Spi::run("RESET enable_sort").unwrap();
+        }
+        // Only memories of the candidate's own tenant are ever neighbours.
+        let owner = Spi::get_one_with_args::<String>(
+            "SELECT tenant_id FROM memory_fabric.promoted_memory WHERE id = $1",
+            &[exact.0.as_str().into()],
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(owner, tenant);
+    }
+    // The index really is used on the forced path.
+    Spi::run("SET enable_sort = off").unwrap();
+    let plan: Vec<String> = Spi::connect(|c| {
+        c.select(
+            "EXPLAIN (COSTS OFF) SELECT id FROM memory_fabric.promoted_memory m WHERE m.tenant_id = 't_small' \
+             AND m.user_id IS NULL AND m.embedding_model = 'memory_fabric/hash-384-v1' \
+             ORDER BY m.embedding::vector(384) <=> (SELECT embedding::vector(384) FROM memory_fabric.candidates LIMIT 1) LIMIT 5",
+            None,
+            &[],
+        )
+        .unwrap()
+        .map(|r| r.get::<String>(1).unwrap().unwrap_or_default())
+        .collect()
+    });
+    let plan = plan.join("\n");
+    assert!(plan.contains("promoted_builtin_hnsw"), "{plan}");
+}
+
+#[pg_test]
+fn the_hnsw_settings_are_restored_after_review() {
+    Spi::run("SET hnsw.iterative_scan = off; SET memory_fabric.exact_search_limit = 0").unwrap();
+    bulk_promote("t_restore", &["Deploys are frozen on Fridays".to_string()]);
+    let id = capture("t_restore", "Deploys are frozen on Fridays!");
+    Spi::run_with_args("SELECT memory_fabric.review_candidate($1)", &[id.as_str().into()]).unwrap();
+    assert_eq!(Spi::get_one::<String>("SHOW hnsw.iterative_scan"), Ok(Some("off".into())));
+}
