@@ -3,6 +3,7 @@
 #   1. unit     pure-Rust tests of the core            (cargo test -p memory_fabric_core)
 #   2. pg_test  #[pg_test] inside a backend            (cargo pgrx test, its own cluster)
 #   3. regress  pg_regress against the local cluster   (tests/pg_regress)
+#   4. isolation  pg_isolation_regress specs for races   (tests/isolation)
 # Exits non-zero if any layer fails; ends with a "N passed, N failed" line.
 # Name layers to run only those: bash scripts/test.sh regress
 set -euo pipefail
@@ -60,13 +61,36 @@ rc=0; layer regress "$logs/regress.log" "$MF_PGXS_TEST/regress/pg_regress" \
   --inputdir="$MF_ROOT/tests/pg_regress" --outputdir="$MF_REGRESS_TMP" \
   --host="$MF_PGHOST" --port="$MF_PGPORT" --user="$MF_PGUSER" \
   --dbname=memory_fabric_regress "${schedule[@]}" || rc=$?
-f=$(grep -cE '^(not ok|test .* \.\.\. FAILED)|^ *[a-z_]+ +\.\.\. FAILED' "$logs/regress.log" || true)
+f=$(grep -cE ' \.\.\. FAILED' "$logs/regress.log" || true)
 p=$(( ${#schedule[@]} - f ))
 total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
 if [ $rc != 0 ]; then
   failed_layers+=(regress)
   [ "$f" -gt 0 ] || total_fail=$((total_fail + 1))
   [ -f "$MF_REGRESS_TMP/regression.diffs" ] && head -200 "$MF_REGRESS_TMP/regression.diffs"
+fi
+fi
+
+# 4. isolation: races between sessions (pg_isolation_regress against the local cluster)
+if want isolation; then
+if ! want regress; then
+  cargo pgrx install --pg-config "$MF_PG_CONFIG" >"$logs/install.log" 2>&1 || { cat "$logs/install.log"; exit 1; }
+  bash "$MF_ROOT/scripts/cluster.sh" start
+fi
+iso_out=$MF_BUILD/isolation
+rm -rf "$iso_out"; mkdir -p "$iso_out"
+specs=(); for f in "$MF_ROOT"/tests/isolation/specs/*.spec; do specs+=("$(basename "$f" .spec)"); done
+rc=0; layer isolation "$logs/isolation.log" "$MF_PGXS_TEST/isolation/pg_isolation_regress" \
+  --inputdir="$MF_ROOT/tests/isolation" --outputdir="$iso_out" \
+  --host="$MF_PGHOST" --port="$MF_PGPORT" --user="$MF_PGUSER" --dbname=memory_fabric_isolation \
+  --load-extension=vector --load-extension=memory_fabric "${specs[@]}" || rc=$?
+f=$(grep -cE ' \.\.\. FAILED' "$logs/isolation.log" || true)
+p=$(( ${#specs[@]} - f ))
+total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
+if [ $rc != 0 ]; then
+  failed_layers+=(isolation)
+  [ "$f" -gt 0 ] || total_fail=$((total_fail + 1))
+  [ -f "$iso_out/regression.diffs" ] && head -200 "$iso_out/regression.diffs"
 fi
 fi
 

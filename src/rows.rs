@@ -156,7 +156,14 @@ pub fn require_open(client: &SpiClient<'_>, c: &Candidate) {
 
 /// Takes a transaction-level advisory lock on a key, serialising concurrent pipeline steps on
 /// the same candidate, memory or scope.
+///
+/// SPI runs statements read-only, reusing the caller's snapshot, until the transaction has an
+/// id. Every step that locks is about to write, so it takes the id first: each later statement
+/// then gets a fresh snapshot (READ COMMITTED) and sees what committed while we waited.
 pub fn lock(client: &SpiClient<'_>, key: &str) {
+    unsafe {
+        pg_sys::GetCurrentTransactionId();
+    }
     let p = plan(client, "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended($1, 7431))", &[TEXT], false);
     client
         .select(&*p, None, &[key.into()])
