@@ -4,6 +4,7 @@
 #   2. pg_test  #[pg_test] inside a backend            (cargo pgrx test, its own cluster)
 #   3. regress  pg_regress against the local cluster   (tests/pg_regress)
 #   4. isolation  pg_isolation_regress specs for races   (tests/isolation)
+#   5. shell    client-level checks, e.g. notifications  (tests/shell)
 # Exits non-zero if any layer fails; ends with a "N passed, N failed" line.
 # Name layers to run only those: bash scripts/test.sh regress
 set -euo pipefail
@@ -92,6 +93,21 @@ if [ $rc != 0 ]; then
   [ "$f" -gt 0 ] || total_fail=$((total_fail + 1))
   [ -f "$iso_out/regression.diffs" ] && head -200 "$iso_out/regression.diffs"
 fi
+fi
+
+# 5. shell: client-level checks that pg_regress cannot express (notifications)
+if want shell; then
+if ! want regress && ! want isolation; then
+  cargo pgrx install --pg-config "$MF_PG_CONFIG" >"$logs/install.log" 2>&1 || { cat "$logs/install.log"; exit 1; }
+  bash "$MF_ROOT/scripts/cluster.sh" start
+fi
+for t in "$MF_ROOT"/tests/shell/*.sh; do
+  rc=0; layer "shell $(basename "$t")" "$logs/shell-$(basename "$t" .sh).log" bash "$t" || rc=$?
+  p=$(grep -c '^ok - ' "$logs/shell-$(basename "$t" .sh).log" || true)
+  f=$(grep -c '^not ok - ' "$logs/shell-$(basename "$t" .sh).log" || true)
+  total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
+  if [ $rc != 0 ]; then failed_layers+=("shell:$(basename "$t")"); [ "$f" -gt 0 ] || total_fail=$((total_fail + 1)); fi
+done
 fi
 
 echo
