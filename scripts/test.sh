@@ -22,6 +22,36 @@ count_cargo() { # sums "test result: ... N passed; M failed" lines
        END { printf "%d %d\n", p, f }' "$1"
 }
 
+# Runs a pg_regress-style suite and adds its counts: name, runner, input dir, output dir,
+# database, tests…; extra runner options go in the array suite_opts.
+suite() {
+  local name=$1 runner=$2 indir=$3 outdir=$4 db=$5; shift 5
+  rm -rf "$outdir"; mkdir -p "$outdir"; chmod 777 "$outdir"
+  local rc=0
+  layer "$name" "$logs/$name.log" "$runner" --inputdir="$indir" --outputdir="$outdir" \
+    --host="$MF_PGHOST" --port="$MF_PGPORT" --user="$MF_PGUSER" --dbname="$db" "${suite_opts[@]}" "$@" || rc=$?
+  local f p
+  f=$(grep -cE ' \.\.\. FAILED' "$logs/$name.log" || true)
+  p=$(( $# - f ))
+  total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
+  if [ $rc != 0 ]; then
+    failed_layers+=("$name")
+    [ "$f" -gt 0 ] || total_fail=$((total_fail + 1))
+    [ -f "$outdir/regression.diffs" ] && head -200 "$outdir/regression.diffs"
+  fi
+  return 0
+}
+
+# Installs the extension and starts the cluster, once.
+ready=0
+cluster_ready() {
+  [ $ready = 1 ] && return
+  mf_log "installing the extension"
+  cargo pgrx install --pg-config "$MF_PG_CONFIG" >"$logs/install.log" 2>&1 || { cat "$logs/install.log"; exit 1; }
+  bash "$MF_ROOT/scripts/cluster.sh" start
+  ready=1
+}
+
 layer() { # name, log, command…
   local name=$1 log=$2; shift 2
   mf_log "test layer: $name"
@@ -52,55 +82,25 @@ fi
 
 # 3. regress
 if want regress; then
-mf_log "installing the extension"
-cargo pgrx install --pg-config "$MF_PG_CONFIG" >"$logs/install.log" 2>&1 || { cat "$logs/install.log"; exit 1; }
-bash "$MF_ROOT/scripts/cluster.sh" start
-export MF_PG_BINDIR MF_REGRESS_TMP=$MF_BUILD/regress
-rm -rf "$MF_REGRESS_TMP"; mkdir -p "$MF_REGRESS_TMP"; chmod 777 "$MF_REGRESS_TMP"
-schedule=(setup capture capture_errors append_only review promote recall dump_restore)
-rc=0; layer regress "$logs/regress.log" "$MF_PGXS_TEST/regress/pg_regress" \
-  --inputdir="$MF_ROOT/tests/pg_regress" --outputdir="$MF_REGRESS_TMP" \
-  --host="$MF_PGHOST" --port="$MF_PGPORT" --user="$MF_PGUSER" \
-  --dbname=memory_fabric_regress "${schedule[@]}" || rc=$?
-f=$(grep -cE ' \.\.\. FAILED' "$logs/regress.log" || true)
-p=$(( ${#schedule[@]} - f ))
-total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
-if [ $rc != 0 ]; then
-  failed_layers+=(regress)
-  [ "$f" -gt 0 ] || total_fail=$((total_fail + 1))
-  [ -f "$MF_REGRESS_TMP/regression.diffs" ] && head -200 "$MF_REGRESS_TMP/regression.diffs"
-fi
+  cluster_ready
+  export MF_PG_BINDIR MF_REGRESS_TMP=$MF_BUILD/regress
+  suite_opts=()
+  suite regress "$MF_PGXS_TEST/regress/pg_regress" "$MF_ROOT/tests/pg_regress" "$MF_REGRESS_TMP" memory_fabric_regress \
+    setup capture capture_errors append_only review promote recall dump_restore
 fi
 
-# 4. isolation: races between sessions (pg_isolation_regress against the local cluster)
+# 4. isolation: races between sessions
 if want isolation; then
-if ! want regress; then
-  cargo pgrx install --pg-config "$MF_PG_CONFIG" >"$logs/install.log" 2>&1 || { cat "$logs/install.log"; exit 1; }
-  bash "$MF_ROOT/scripts/cluster.sh" start
-fi
-iso_out=$MF_BUILD/isolation
-rm -rf "$iso_out"; mkdir -p "$iso_out"
-specs=(); for f in "$MF_ROOT"/tests/isolation/specs/*.spec; do specs+=("$(basename "$f" .spec)"); done
-rc=0; layer isolation "$logs/isolation.log" "$MF_PGXS_TEST/isolation/pg_isolation_regress" \
-  --inputdir="$MF_ROOT/tests/isolation" --outputdir="$iso_out" \
-  --host="$MF_PGHOST" --port="$MF_PGPORT" --user="$MF_PGUSER" --dbname=memory_fabric_isolation \
-  --load-extension=vector --load-extension=memory_fabric "${specs[@]}" || rc=$?
-f=$(grep -cE ' \.\.\. FAILED' "$logs/isolation.log" || true)
-p=$(( ${#specs[@]} - f ))
-total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
-if [ $rc != 0 ]; then
-  failed_layers+=(isolation)
-  [ "$f" -gt 0 ] || total_fail=$((total_fail + 1))
-  [ -f "$iso_out/regression.diffs" ] && head -200 "$iso_out/regression.diffs"
-fi
+  cluster_ready
+  specs=(); for f in "$MF_ROOT"/tests/isolation/specs/*.spec; do specs+=("$(basename "$f" .spec)"); done
+  suite_opts=(--load-extension=vector --load-extension=memory_fabric)
+  suite isolation "$MF_PGXS_TEST/isolation/pg_isolation_regress" "$MF_ROOT/tests/isolation" "$MF_BUILD/isolation" \
+    memory_fabric_isolation "${specs[@]}"
 fi
 
 # 5. shell: client-level checks that pg_regress cannot express (notifications)
 if want shell; then
-if ! want regress && ! want isolation; then
-  cargo pgrx install --pg-config "$MF_PG_CONFIG" >"$logs/install.log" 2>&1 || { cat "$logs/install.log"; exit 1; }
-  bash "$MF_ROOT/scripts/cluster.sh" start
-fi
+cluster_ready
 for t in "$MF_ROOT"/tests/shell/*.sh; do
   rc=0; layer "shell $(basename "$t")" "$logs/shell-$(basename "$t" .sh).log" bash "$t" || rc=$?
   p=$(grep -c '^ok - ' "$logs/shell-$(basename "$t" .sh).log" || true)

@@ -81,8 +81,7 @@ pub struct Review {
 
 impl Review {
     pub fn promotable(&self) -> bool {
-        self.status == "pending_promotion"
-            || (self.status == "contradicts" && matches!(self.resolution.as_deref(), Some("supersede" | "coexist")))
+        memory_fabric_core::review::promotable(&self.status, self.resolution.as_deref())
     }
 }
 

@@ -96,11 +96,17 @@ pub struct Verdict {
     pub similarity: Option<f64>,
 }
 
+/// Whether promote() may act on a verdict (given an approval when it is human-reviewed): a new
+/// fact, or a contradiction resolved by superseding or coexisting. Takes the stored names.
+pub fn promotable(status: &str, resolution: Option<&str>) -> bool {
+    status == Status::PendingPromotion.as_str()
+        || (status == Status::Contradicts.as_str()
+            && matches!(resolution, Some(r) if r == Resolution::Supersede.as_str() || r == Resolution::Coexist.as_str()))
+}
+
 impl Verdict {
-    /// Whether promote() may act on this verdict (given an approval when `human`).
     pub fn promotable(&self) -> bool {
-        matches!(self.status, Status::PendingPromotion)
-            || matches!((self.status, self.resolution), (Status::Contradicts, Some(Resolution::Supersede | Resolution::Coexist)))
+        promotable(self.status.as_str(), self.resolution.map(Resolution::as_str))
     }
 }
 
