@@ -8,7 +8,8 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-pg_ctl() { mf_as_pg "$MF_PG_BINDIR/pg_ctl" -D "$MF_PGDATA" "$@"; }
+# RUST_BACKTRACE would put Rust backtraces into error DETAILs; the server never needs it.
+pg_ctl() { mf_as_pg env -u RUST_BACKTRACE -u RUST_LIB_BACKTRACE "$MF_PG_BINDIR/pg_ctl" -D "$MF_PGDATA" "$@"; }
 
 prepare_dirs() {
   mkdir -p "$MF_STATE" "$MF_PGHOST" "$MF_STATE/log"

@@ -143,7 +143,7 @@ COMMENT ON FUNCTION memory_fabric.retract IS
     'Retract a memory (never deleted); its duplicates go back to the human queue';
 
 -- The human review queue: candidates whose effective review waits for a human decision.
-CREATE VIEW memory_fabric.review_queue AS
+CREATE VIEW memory_fabric.review_queue WITH (security_invoker = true) AS
 SELECT r.tenant_id, r.candidate_id, r.id AS review_id, c.user_id, c.intent_id, r.proposed_tier,
        c.text AS proposed_text, c.evidence_refs, c.classification, c.source, c.actor,
        r.priority_score, r.reason, r.status, r.contradicts_id, r.contradiction_resolution,
@@ -226,6 +226,7 @@ BEGIN
         END IF;
     END IF;
 
+    PERFORM memory_fabric._require_tenant(recall.tenant_id);
     s := memory_fabric._recall_settings(recall.tenant_id);
     IF recall.query_text IS NOT NULL THEN
         SELECT e.builtin, e.function_embedding, e.function_model INTO q_builtin, q_fn, q_fn_mod
@@ -297,3 +298,143 @@ END
 $install$;
 COMMENT ON FUNCTION memory_fabric.recall IS
     'Recall promoted memories for a tenant, user, intent and classification set, now or as of an instant';
+
+CREATE FUNCTION memory_fabric.grant_tenant(role text, tenant_id text)
+RETURNS memory_fabric.tenant_grants
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    v_id  text := memory_fabric._grant_tenant(grant_tenant.role, grant_tenant.tenant_id);
+    v_row memory_fabric.tenant_grants;
+BEGIN
+    SELECT * INTO STRICT v_row FROM memory_fabric.tenant_grants AS g WHERE g.id = v_id;
+    RETURN v_row;
+END
+$$;
+COMMENT ON FUNCTION memory_fabric.grant_tenant IS
+    'Let a role (and its members) act for a tenant, or every tenant with ''*'' (superuser only)';
+
+CREATE FUNCTION memory_fabric.revoke_tenant(role text, tenant_id text)
+RETURNS memory_fabric.tenant_grants
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    v_id  text := memory_fabric._revoke_tenant(revoke_tenant.role, revoke_tenant.tenant_id);
+    v_row memory_fabric.tenant_grants;
+BEGIN
+    SELECT * INTO STRICT v_row FROM memory_fabric.tenant_grants AS g WHERE g.id = v_id;
+    RETURN v_row;
+END
+$$;
+COMMENT ON FUNCTION memory_fabric.revoke_tenant IS 'Withdraw a tenant grant (kept, marked revoked)';
+
+-- ---------------------------------------------------------------------------------------------
+-- Security (SPEC §4). Everything below is also what the 0.1.0 → 0.2.0 upgrade script applies.
+
+-- The three roles, created if missing (roles are cluster-wide and outlive the extension).
+DO $$
+DECLARE
+    r text;
+BEGIN
+    FOREACH r IN ARRAY ARRAY['memory_fabric_agent', 'memory_fabric_reviewer', 'memory_fabric_admin'] LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = r) THEN
+            EXECUTE format('CREATE ROLE %I NOLOGIN', r);
+        END IF;
+    END LOOP;
+END
+$$;
+
+-- SECURITY DEFINER, and why: ordinary roles hold no INSERT/UPDATE/DELETE/TRUNCATE on any table,
+-- so every write (and the row each function returns) goes through these functions with the
+-- extension owner's rights. Each checks on entry that the calling role may act for the tenant
+-- (grant + pin, memory_fabric/src/security.rs); search_path is pinned so nothing a caller plants
+-- in a schema can stand in for a built-in, and every body names its objects with their schema.
+ALTER FUNCTION memory_fabric.capture_memory(text, text, text, text, text, text, jsonb, text, text, jsonb, text,
+                                            double precision, text, vector, text, text, jsonb)
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric.review_candidate(text) SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric.promote(text, text) SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric.approve(text, text, text) SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric.reject(text, text, text) SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric.edit(text, text, text, text, jsonb, jsonb, text)
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric.retract(text, text, text) SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric.grant_tenant(text, text) SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric.revoke_tenant(text, text) SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+-- recall reads across the tables to assemble one tenant's rows after the same entry check.
+DO $$
+BEGIN
+    EXECUTE format('ALTER FUNCTION memory_fabric.recall(text, text, text, integer, text[], text, %s.vector, timestamptz, text) '
+                   'SECURITY DEFINER SET search_path = pg_catalog, pg_temp',
+                   (SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+                    JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'));
+END
+$$;
+-- _pin_allowed is SECURITY DEFINER (declared in Rust) because the row-level security policies,
+-- which run as the querying role, must read tenant_grants, which that role cannot.
+-- Every other function runs as its caller: the internal ones are reached only through the
+-- functions above (or by superusers), and the trigger functions only raise.
+DO $$
+DECLARE
+    f regprocedure;
+BEGIN
+    FOR f IN SELECT p.oid::regprocedure FROM pg_catalog.pg_proc p
+             WHERE p.pronamespace = 'memory_fabric'::regnamespace
+               AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) c WHERE c LIKE 'search_path=%') LOOP
+        EXECUTE format('ALTER FUNCTION %s SET search_path = pg_catalog, pg_temp', f);
+    END LOOP;
+END
+$$;
+
+-- PUBLIC gets nothing; each role gets exactly what its job needs.
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA memory_fabric FROM PUBLIC;
+REVOKE ALL ON ALL TABLES IN SCHEMA memory_fabric FROM PUBLIC;
+GRANT USAGE ON SCHEMA memory_fabric TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+-- agent: capture, review and promote what needs no human, recall.
+GRANT EXECUTE ON FUNCTION
+    memory_fabric.capture_memory(text, text, text, text, text, text, jsonb, text, text, jsonb, text,
+                                 double precision, text, vector, text, text, jsonb),
+    memory_fabric.review_candidate(text), memory_fabric.promote(text, text)
+    TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+-- reviewer: the queue and its decisions.
+GRANT EXECUTE ON FUNCTION memory_fabric.approve(text, text, text), memory_fabric.reject(text, text, text),
+    memory_fabric.edit(text, text, text, text, jsonb, jsonb, text)
+    TO memory_fabric_reviewer, memory_fabric_admin;
+GRANT SELECT ON memory_fabric.review_queue, memory_fabric.candidates, memory_fabric.reviews,
+    memory_fabric.decisions, memory_fabric.promoted_memory
+    TO memory_fabric_reviewer, memory_fabric_admin;
+-- admin: retraction, tenant grants, and reading every table (of its tenants).
+GRANT EXECUTE ON FUNCTION memory_fabric.retract(text, text, text), memory_fabric.grant_tenant(text, text),
+    memory_fabric.revoke_tenant(text, text)
+    TO memory_fabric_admin;
+GRANT SELECT ON ALL TABLES IN SCHEMA memory_fabric TO memory_fabric_admin;
+-- The policies below call it as whichever role queries a table, so every role may: it only
+-- answers whether the caller itself may read the pinned tenant.
+GRANT EXECUTE ON FUNCTION memory_fabric._pin_allowed() TO PUBLIC;
+DO $$
+BEGIN
+    EXECUTE format('GRANT EXECUTE ON FUNCTION memory_fabric.recall(text, text, text, integer, text[], text, %s.vector, '
+                   'timestamptz, text) TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin',
+                   (SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+                    JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'));
+END
+$$;
+
+-- Row-level security, enabled and forced on every table. Only SELECT has a policy: rows of the
+-- pinned tenant, to a role granted that tenant. No pin, an empty pin or no grant: nothing. With
+-- no INSERT/UPDATE/DELETE policy, even a role mistakenly granted those privileges cannot write.
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['candidates', 'embedding_models', 'reviews', 'decisions', 'consents',
+                             'promoted_memory', 'events', 'tenant_grants', 'policies'] LOOP
+        EXECUTE format('ALTER TABLE memory_fabric.%I ENABLE ROW LEVEL SECURITY', t);
+        EXECUTE format('ALTER TABLE memory_fabric.%I FORCE ROW LEVEL SECURITY', t);
+        EXECUTE format('CREATE POLICY tenant_read ON memory_fabric.%I FOR SELECT USING (%s)', t,
+            CASE WHEN t = 'policies' THEN 'tenant_id = ''*'' OR ' ELSE '' END ||
+            'tenant_id = pg_catalog.current_setting(''memory_fabric.tenant_id'', true) '
+            'AND (SELECT memory_fabric._pin_allowed())');
+    END LOOP;
+END
+$$;

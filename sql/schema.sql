@@ -195,6 +195,23 @@ CREATE INDEX promoted_builtin_hnsw ON memory_fabric.promoted_memory
     USING hnsw ((embedding::vector(384)) vector_cosine_ops)
     WHERE embedding_model = 'memory_fabric/hash-384-v1';
 
+-- Which roles may act for which tenants ('*': every tenant). Revocation is write-once, so the
+-- history of who could see what is kept.
+CREATE TABLE memory_fabric.tenant_grants (
+    id         text        PRIMARY KEY CHECK (id LIKE 'tg\_%'),
+    role_name  text        NOT NULL CHECK (role_name <> ''),
+    tenant_id  text        NOT NULL CHECK (tenant_id <> ''),
+    granted_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    granted_by text        NOT NULL,
+    revoked_at timestamptz,
+    revoked_by text,
+    CHECK (revoked_at IS NULL OR revoked_by IS NOT NULL)
+);
+COMMENT ON TABLE memory_fabric.tenant_grants IS
+    'Tenant grants per role; append-only except write-once revoked_at, revoked_by';
+CREATE UNIQUE INDEX tenant_grants_active ON memory_fabric.tenant_grants (role_name, tenant_id)
+    WHERE revoked_at IS NULL;
+
 -- Audit events. Append-only.
 CREATE TABLE memory_fabric.events (
     id         text        PRIMARY KEY CHECK (id LIKE 'ev\_%'),
@@ -271,11 +288,15 @@ DECLARE
     t text;
 BEGIN
     FOREACH t IN ARRAY ARRAY['policies', 'candidates', 'embedding_models', 'reviews', 'decisions',
-                             'consents', 'promoted_memory', 'events'] LOOP
+                             'consents', 'promoted_memory', 'events', 'tenant_grants'] LOOP
         IF t = 'promoted_memory' THEN
             EXECUTE format('CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.%I FOR EACH ROW '
                            'EXECUTE FUNCTION memory_fabric._guard_write_once(%L, %L, %L)',
                            t, 'retracted_at', 'retracted_by', 'retraction_reason');
+        ELSIF t = 'tenant_grants' THEN
+            EXECUTE format('CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.%I FOR EACH ROW '
+                           'EXECUTE FUNCTION memory_fabric._guard_write_once(%L, %L)',
+                           t, 'revoked_at', 'revoked_by');
         ELSIF t = 'consents' THEN
             EXECUTE format('CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.%I FOR EACH ROW '
                            'EXECUTE FUNCTION memory_fabric._guard_write_once(%L, %L, %L)',
@@ -306,3 +327,4 @@ SELECT pg_catalog.pg_extension_config_dump('memory_fabric.decisions', '');
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric.consents', '');
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric.promoted_memory', '');
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric.events', '');
+SELECT pg_catalog.pg_extension_config_dump('memory_fabric.tenant_grants', '');

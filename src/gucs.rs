@@ -20,6 +20,11 @@ pub static CONTRADICTION_FUNCTION: GucSetting<Option<CString>> = GucSetting::<Op
 /// the scope); larger ones through the HNSW index with an iterative scan.
 pub static EXACT_SEARCH_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(2000);
 
+/// The tenant this transaction acts for (SET LOCAL memory_fabric.tenant_id = '…'). Required of
+/// every non-superuser role, for every function and for row-level security; unset or empty
+/// fails closed.
+pub static TENANT_ID: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+
 pub fn init() {
     GucRegistry::define_string_guc(
         c"memory_fabric.embedding_function",
@@ -43,6 +48,14 @@ pub fn init() {
         c"A function (text, text) returning boolean. Empty means the built-in assertion heuristic.",
         &CONTRADICTION_FUNCTION,
         GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"memory_fabric.tenant_id",
+        c"The tenant this transaction acts for.",
+        c"Set it with SET LOCAL in each transaction; unset or empty denies every tenant.",
+        &TENANT_ID,
+        GucContext::Userset,
         GucFlags::default(),
     );
     GucRegistry::define_int_guc(

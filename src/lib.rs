@@ -11,6 +11,7 @@ mod events;
 mod gucs;
 mod policy;
 mod rows;
+mod security;
 mod spi;
 
 ::pgrx::pg_module_magic!(name, version);

@@ -142,7 +142,12 @@ fn _capture(
         metadata,
     };
 
-    Spi::connect_mut(|client| capture(client, &input, caller_vec))
+    Spi::connect_mut(|client| {
+        if let Some(t) = tenant_id {
+            crate::security::require_tenant(client, t);
+        }
+        capture(client, &input, caller_vec)
+    })
 }
 
 /// Validates, redacts, embeds and appends one candidate; returns its id. Nothing is written if

@@ -58,6 +58,7 @@ const INSERT: &str = "WITH t AS (SELECT pg_catalog.clock_timestamp() AS now) \
 pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<&str>, approved: bool) -> String {
     rows::lock(client, &format!("candidate:{candidate_id}"));
     let c = rows::candidate(client, candidate_id);
+    crate::security::require_tenant(client, &c.tenant_id);
     rows::require_open(client, &c);
     let r = promotable_review(client, &c);
     if r.reviewer == "human" && !approved {
@@ -154,6 +155,7 @@ fn record_decision(client: &mut SpiClient<'_>, c: &Candidate, review_id: Option<
 pub fn approve(client: &mut SpiClient<'_>, candidate_id: &str, approver: &str, notes: Option<&str>) -> String {
     rows::lock(client, &format!("candidate:{candidate_id}"));
     let c = rows::candidate(client, candidate_id);
+    crate::security::require_tenant(client, &c.tenant_id);
     rows::require_open(client, &c);
     let r = promotable_review(client, &c);
     if c.actor.as_deref() == Some(approver) {
@@ -168,6 +170,7 @@ pub fn approve(client: &mut SpiClient<'_>, candidate_id: &str, approver: &str, n
 pub fn reject(client: &mut SpiClient<'_>, candidate_id: &str, approver: &str, reason: &str) -> String {
     rows::lock(client, &format!("candidate:{candidate_id}"));
     let c = rows::candidate(client, candidate_id);
+    crate::security::require_tenant(client, &c.tenant_id);
     rows::require_open(client, &c);
     let r = rows::effective_review(client, &c.id);
     let id = record_decision(client, &c, r.as_ref().map(|r| r.id.as_str()), "reject", approver, Some(reason), None);
@@ -190,6 +193,7 @@ pub fn edit(
 ) -> String {
     rows::lock(client, &format!("candidate:{candidate_id}"));
     let c = rows::candidate(client, candidate_id);
+    crate::security::require_tenant(client, &c.tenant_id);
     rows::require_open(client, &c);
     let mut metadata: serde_json::Value = serde_json::from_str(&c.metadata).unwrap_or_else(|_| json!({}));
     metadata["edited_from"] = json!(c.id);
@@ -245,6 +249,7 @@ pub fn retract(client: &mut SpiClient<'_>, memory_id: &str, reason: &str, retrac
     let Some((tenant, retracted_at, by)) = row else {
         raise(Error::new(Kind::NotFound, format!("memory \"{memory_id}\" does not exist")));
     };
+    crate::security::require_tenant(client, &tenant);
     if let Some(at) = retracted_at {
         raise(wrong_state(format!("memory \"{memory_id}\" is already retracted"))
             .detail(format!("It was retracted at {at} by {}.", by.unwrap_or_default())));

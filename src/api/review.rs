@@ -218,6 +218,7 @@ const INSERT: &str = "INSERT INTO memory_fabric.reviews (id, tenant_id, candidat
 pub fn review(client: &mut SpiClient<'_>, candidate_id: &str, force_human: Option<&str>) -> String {
     rows::lock(client, &format!("candidate:{candidate_id}"));
     let c = rows::candidate(client, candidate_id);
+    crate::security::require_tenant(client, &c.tenant_id);
     rows::require_open(client, &c);
     let (v, policy_version) = verdict_for(client, &c, force_human);
 

@@ -80,8 +80,9 @@ FROM memory_fabric.capture_memory('tenant_acme_prod', 'Vector from the applicati
 SELECT tenant_id, model, dimensions FROM memory_fabric.embedding_models ORDER BY 1, 2;
 
 -- A SQL embedding function named by memory_fabric.embedding_function (superuser-only setting).
+-- It runs inside functions whose search_path is pinned, so it sets its own.
 CREATE FUNCTION public.regress_toy_embed(t text) RETURNS vector
-LANGUAGE sql IMMUTABLE AS $$ SELECT ARRAY[length(t), 1, 2]::real[]::vector $$;
+LANGUAGE sql IMMUTABLE SET search_path = public, pg_catalog AS $$ SELECT ARRAY[length(t), 1, 2]::real[]::vector $$;
 SET memory_fabric.embedding_function = 'public.regress_toy_embed';
 SELECT embedding, embedding_model
 FROM memory_fabric.capture_memory('tenant_fn', 'twelve chars', 'agent', 'PUBLIC');

@@ -1,0 +1,179 @@
+//! Tenant isolation: who may act for which tenant.
+//!
+//! A role may act for tenant T when it is a superuser, or when
+//!   1. it holds (directly or through role membership) a live grant for T or for '*'
+//!      (memory_fabric.grant_tenant), and
+//!   2. the transaction is pinned to T: SET LOCAL memory_fabric.tenant_id = 'T'.
+//! The role is the session's current role (SET ROLE counts), read with GetOuterUserId so that the
+//! answer is the same inside the SECURITY DEFINER functions that do the work. Every public function
+//! checks it on entry; row-level security applies the same rule to direct reads of the tables.
+
+use crate::api::capture::new_id;
+use crate::error::raise;
+use crate::events;
+use crate::gucs;
+use crate::rows::require_text;
+use crate::spi::{col, plan, TEXT};
+use memory_fabric_core::{Error, Kind};
+use pgrx::prelude::*;
+use pgrx::spi::SpiClient;
+use serde_json::json;
+
+fn caller() -> pg_sys::Oid {
+    unsafe { pg_sys::GetOuterUserId() }
+}
+
+fn caller_is_superuser() -> bool {
+    unsafe { pg_sys::superuser_arg(caller()) }
+}
+
+fn caller_name(client: &SpiClient<'_>) -> String {
+    client
+        .select("SELECT pg_catalog.pg_get_userbyid($1)::text", Some(1), &[caller().into()])
+        .and_then(|t| t.first().get_one::<String>())
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| "?".into())
+}
+
+/// The pinned tenant, if any (unset and empty both mean none).
+pub fn pin() -> Option<String> {
+    gucs::get(&gucs::TENANT_ID)
+}
+
+const HAS_GRANT: &str = "SELECT EXISTS (SELECT 1 FROM memory_fabric.tenant_grants g \
+     JOIN pg_catalog.pg_roles r ON r.rolname = g.role_name \
+     WHERE g.revoked_at IS NULL AND (g.tenant_id = $1 OR g.tenant_id = '*') \
+       AND pg_catalog.pg_has_role($2, r.oid, 'USAGE'))";
+
+fn has_grant(client: &SpiClient<'_>, tenant: &str) -> bool {
+    let p = plan(client, HAS_GRANT, &[TEXT, pgrx::pg_sys::PgOid::BuiltIn(pgrx::pg_sys::BuiltinOid::OIDOID)], false);
+    client
+        .select(&*p, Some(1), &[tenant.into(), caller().into()])
+        .and_then(|t| t.first().get_one::<bool>())
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read tenant grants: {e}"))
+        .unwrap_or(false)
+}
+
+fn denied(message: String) -> Error {
+    Error::new(Kind::Privilege, message)
+}
+
+/// Refuses (42501) unless the caller may act for `tenant` now.
+pub fn require_tenant(client: &SpiClient<'_>, tenant: &str) {
+    if caller_is_superuser() {
+        return;
+    }
+    let who = caller_name(client);
+    match pin() {
+        None => raise(
+            denied(format!("memory_fabric.tenant_id is not set for role \"{who}\""))
+                .detail(format!("Acting for tenant \"{tenant}\" needs the transaction pinned to it."))
+                .hint(format!("Run SET LOCAL memory_fabric.tenant_id = '{}' first.", tenant.replace('\'', "''"))),
+        ),
+        Some(p) if p != tenant => raise(
+            denied(format!("tenant \"{tenant}\" is not the pinned tenant"))
+                .detail(format!("This transaction is pinned to tenant \"{p}\".")),
+        ),
+        _ => {}
+    }
+    if !has_grant(client, tenant) {
+        raise(
+            denied(format!("role \"{who}\" has no access to tenant \"{tenant}\""))
+                .hint("An admin can grant it with memory_fabric.grant_tenant()."),
+        );
+    }
+}
+
+/// Internal: the tenant check, for the SQL functions (recall).
+#[pg_extern(volatile, parallel_unsafe)]
+fn _require_tenant(tenant_id: Option<&str>) {
+    let t = require_text("tenant_id", tenant_id);
+    Spi::connect(|client| require_tenant(client, &t));
+}
+
+/// Internal, for row-level security: may the querying role read the pinned tenant's rows?
+/// Takes no row argument, so a policy evaluates it once per query (as an InitPlan).
+#[pg_extern(stable, parallel_safe, security_definer)]
+fn _pin_allowed() -> bool {
+    match pin() {
+        None => false,
+        Some(t) => caller_is_superuser() || Spi::connect(|client| has_grant(client, &t)),
+    }
+}
+
+const ACTIVE: &str = "SELECT id FROM memory_fabric.tenant_grants WHERE role_name = $1 AND tenant_id = $2 \
+     AND revoked_at IS NULL";
+const INSERT: &str = "INSERT INTO memory_fabric.tenant_grants (id, role_name, tenant_id, granted_by) VALUES ($1, $2, $3, $4)";
+const REVOKE: &str = "UPDATE memory_fabric.tenant_grants SET revoked_at = pg_catalog.clock_timestamp(), revoked_by = $2 \
+     WHERE id = $1";
+
+/// The role's canonical name, or 22023.
+fn role_name(client: &SpiClient<'_>, role: &str) -> String {
+    client
+        .select("SELECT rolname::text FROM pg_catalog.pg_roles WHERE rolname = $1", Some(1), &[role.into()])
+        .and_then(|t| if t.is_empty() { Ok(None) } else { t.first().get_one::<String>() })
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read roles: {e}"))
+        .unwrap_or_else(|| raise(Error::invalid(format!("role \"{role}\" does not exist"))))
+}
+
+fn require_grantor(client: &SpiClient<'_>, tenant: &str) {
+    if tenant == "*" && !caller_is_superuser() {
+        raise(denied("only a superuser can grant or revoke access to every tenant ('*')".into()));
+    }
+    require_tenant(client, tenant);
+}
+
+fn active_grant(client: &SpiClient<'_>, role: &str, tenant: &str) -> Option<String> {
+    client
+        .select(&*plan(client, ACTIVE, &[TEXT, TEXT], false), Some(1), &[role.into(), tenant.into()])
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read tenant grants: {e}"))
+        .into_iter()
+        .next()
+        .and_then(|r| col(&r, 1))
+}
+
+/// Internal: the body of memory_fabric.grant_tenant(). Idempotent; returns the grant's id.
+#[pg_extern(volatile, parallel_unsafe)]
+fn _grant_tenant(role: Option<&str>, tenant_id: Option<&str>) -> String {
+    let role = require_text("role", role);
+    let tenant = require_text("tenant_id", tenant_id);
+    Spi::connect_mut(|client| {
+        crate::rows::lock(client, &format!("grant:{role}:{tenant}"));
+        let role = role_name(client, &role);
+        require_grantor(client, &tenant);
+        if let Some(id) = active_grant(client, &role, &tenant) {
+            return id;
+        }
+        let id = new_id("tg");
+        let by = caller_name(client);
+        let p = plan(client, INSERT, &[TEXT, TEXT, TEXT, TEXT], true);
+        client
+            .update(&*p, None, &[id.as_str().into(), role.as_str().into(), tenant.as_str().into(), by.as_str().into()])
+            .unwrap_or_else(|e| error!("memory_fabric: cannot grant: {e}"));
+        events::emit(client, &tenant, "memory.tenant_granted", &id, Some(&by), json!({"role": role}));
+        id
+    })
+}
+
+/// Internal: the body of memory_fabric.revoke_tenant(). Returns the revoked grant's id.
+#[pg_extern(volatile, parallel_unsafe)]
+fn _revoke_tenant(role: Option<&str>, tenant_id: Option<&str>) -> String {
+    let role = require_text("role", role);
+    let tenant = require_text("tenant_id", tenant_id);
+    Spi::connect_mut(|client| {
+        crate::rows::lock(client, &format!("grant:{role}:{tenant}"));
+        let role = role_name(client, &role);
+        require_grantor(client, &tenant);
+        let Some(id) = active_grant(client, &role, &tenant) else {
+            raise(Error::new(Kind::NotFound, format!("role \"{role}\" has no grant for tenant \"{tenant}\"")));
+        };
+        let by = caller_name(client);
+        let p = plan(client, REVOKE, &[TEXT, TEXT], true);
+        client
+            .update(&*p, None, &[id.as_str().into(), by.as_str().into()])
+            .unwrap_or_else(|e| error!("memory_fabric: cannot revoke: {e}"));
+        events::emit(client, &tenant, "memory.tenant_revoked", &id, Some(&by), json!({"role": role}));
+        id
+    })
+}
