@@ -5,6 +5,7 @@
 #   3. regress  pg_regress against the local cluster   (tests/pg_regress)
 #   4. isolation  pg_isolation_regress specs for races   (tests/isolation)
 #   5. shell    client-level checks, e.g. notifications  (tests/shell)
+#      upgrade  every released version updates to this one's schema (tests/upgrade)
 # Exits non-zero if any layer fails; ends with a "N passed, N failed" line.
 # Name layers to run only those: bash scripts/test.sh regress
 set -euo pipefail
@@ -98,10 +99,13 @@ if want isolation; then
     memory_fabric_isolation "${specs[@]}"
 fi
 
-# 5. shell: client-level checks that pg_regress cannot express (notifications)
-if want shell; then
+# 5. shell: client-level checks that pg_regress cannot express (notifications, upgrades)
+if want shell || want upgrade; then
 cluster_ready
-for t in "$MF_ROOT"/tests/shell/*.sh; do
+checks=()
+want shell && checks+=("$MF_ROOT"/tests/shell/*.sh)
+want upgrade && checks+=("$MF_ROOT/tests/upgrade/run.sh")
+for t in "${checks[@]}"; do
   rc=0; layer "shell $(basename "$t")" "$logs/shell-$(basename "$t" .sh).log" bash "$t" || rc=$?
   p=$(grep -c '^ok - ' "$logs/shell-$(basename "$t" .sh).log" || true)
   f=$(grep -c '^not ok - ' "$logs/shell-$(basename "$t" .sh).log" || true)

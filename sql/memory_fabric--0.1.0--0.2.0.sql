@@ -1,0 +1,342 @@
+-- memory_fabric 0.1.0 → 0.2.0: tenant isolation, roles and SECURITY DEFINER (SPEC §4).
+\echo Use "ALTER EXTENSION memory_fabric UPDATE TO '0.2.0'" to load this file. \quit
+
+-- Which roles may act for which tenants ('*': every tenant). Revocation is write-once, so the
+-- history of who could see what is kept.
+CREATE TABLE memory_fabric.tenant_grants (
+    id         text        PRIMARY KEY CHECK (id LIKE 'tg\_%'),
+    role_name  text        NOT NULL CHECK (role_name <> ''),
+    tenant_id  text        NOT NULL CHECK (tenant_id <> ''),
+    granted_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    granted_by text        NOT NULL,
+    revoked_at timestamptz,
+    revoked_by text,
+    CHECK (revoked_at IS NULL OR revoked_by IS NOT NULL)
+);
+COMMENT ON TABLE memory_fabric.tenant_grants IS
+    'Tenant grants per role; append-only except write-once revoked_at, revoked_by';
+CREATE UNIQUE INDEX tenant_grants_active ON memory_fabric.tenant_grants (role_name, tenant_id)
+    WHERE revoked_at IS NULL;
+
+CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.tenant_grants FOR EACH ROW
+    EXECUTE FUNCTION memory_fabric._guard_write_once('revoked_at', 'revoked_by');
+CREATE TRIGGER guard_delete BEFORE DELETE ON memory_fabric.tenant_grants FOR EACH ROW
+    EXECUTE FUNCTION memory_fabric._guard_append_only();
+CREATE TRIGGER guard_truncate BEFORE TRUNCATE ON memory_fabric.tenant_grants FOR EACH STATEMENT
+    EXECUTE FUNCTION memory_fabric._guard_append_only();
+ALTER TABLE memory_fabric.tenant_grants ENABLE ALWAYS TRIGGER guard_update;
+ALTER TABLE memory_fabric.tenant_grants ENABLE ALWAYS TRIGGER guard_delete;
+ALTER TABLE memory_fabric.tenant_grants ENABLE ALWAYS TRIGGER guard_truncate;
+SELECT pg_catalog.pg_extension_config_dump('memory_fabric.tenant_grants', '');
+
+-- memory_fabric::security::_require_tenant
+CREATE FUNCTION memory_fabric."_require_tenant"(
+	"tenant_id" TEXT /* Option < & str > */
+) RETURNS void
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_require_tenant_wrapper';
+
+-- memory_fabric::security::_pin_allowed
+CREATE FUNCTION memory_fabric."_pin_allowed"() RETURNS bool /* bool */
+STRICT STABLE SECURITY DEFINER PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_pin_allowed_wrapper';
+
+-- memory_fabric::security::_grant_tenant
+CREATE FUNCTION memory_fabric."_grant_tenant"(
+	"role" TEXT, /* Option < & str > */
+	"tenant_id" TEXT /* Option < & str > */
+) RETURNS TEXT /* String */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_grant_tenant_wrapper';
+
+-- memory_fabric::security::_revoke_tenant
+CREATE FUNCTION memory_fabric."_revoke_tenant"(
+	"role" TEXT, /* Option < & str > */
+	"tenant_id" TEXT /* Option < & str > */
+) RETURNS TEXT /* String */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_revoke_tenant_wrapper';
+
+CREATE FUNCTION memory_fabric.grant_tenant(role text, tenant_id text)
+RETURNS memory_fabric.tenant_grants
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    v_id  text := memory_fabric._grant_tenant(grant_tenant.role, grant_tenant.tenant_id);
+    v_row memory_fabric.tenant_grants;
+BEGIN
+    SELECT * INTO STRICT v_row FROM memory_fabric.tenant_grants AS g WHERE g.id = v_id;
+    RETURN v_row;
+END
+$$;
+COMMENT ON FUNCTION memory_fabric.grant_tenant IS
+    'Let a role (and its members) act for a tenant, or every tenant with ''*'' (superuser only)';
+
+CREATE FUNCTION memory_fabric.revoke_tenant(role text, tenant_id text)
+RETURNS memory_fabric.tenant_grants
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    v_id  text := memory_fabric._revoke_tenant(revoke_tenant.role, revoke_tenant.tenant_id);
+    v_row memory_fabric.tenant_grants;
+BEGIN
+    SELECT * INTO STRICT v_row FROM memory_fabric.tenant_grants AS g WHERE g.id = v_id;
+    RETURN v_row;
+END
+$$;
+COMMENT ON FUNCTION memory_fabric.revoke_tenant IS 'Withdraw a tenant grant (kept, marked revoked)';
+
+-- recall checks the caller's tenant access first.
+-- recall: the only read path. Its body names pgvector's schema, fixed here at install time, so it
+-- does not depend on the caller's search_path.
+DO $install$
+DECLARE
+    vs text := (SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+                JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector');
+BEGIN
+    EXECUTE format($fn$
+CREATE OR REPLACE FUNCTION memory_fabric.recall(
+    tenant_id              text,
+    intent_id              text,
+    user_id                text        DEFAULT NULL,
+    max_recalls            integer     DEFAULT 8,
+    classification_allowed text[]      DEFAULT ARRAY['PUBLIC', 'INTERNAL'],
+    query_text             text        DEFAULT NULL,
+    query_embedding        %1$s.vector DEFAULT NULL,
+    as_of                  timestamptz DEFAULT NULL,
+    query_embedding_model  text        DEFAULT NULL)
+RETURNS TABLE (
+    memory_id text, text text, tier text, priority numeric, score double precision,
+    relevance double precision, recency double precision, importance double precision,
+    low_confidence boolean, in_contradiction boolean, contradicts text[],
+    candidate_id text, evidence_refs jsonb, source text, captured_at timestamptz, consent_id text,
+    classification text, user_scope text, intent_scope text, entity text, predicate text, value jsonb,
+    write_class text, confidence double precision, promoted_at timestamptz, expires_at timestamptz,
+    embedding_model text)
+LANGUAGE plpgsql VOLATILE
+AS $body$
+#variable_conflict use_column
+DECLARE
+    t         timestamptz := coalesce(recall.as_of, pg_catalog.clock_timestamp());
+    s         double precision[];
+    q_builtin real[];
+    q_fn      real[];
+    q_fn_mod  text;
+    has_query boolean := recall.query_text IS NOT NULL OR recall.query_embedding IS NOT NULL;
+    reg_dims  integer;
+BEGIN
+    IF recall.tenant_id IS NULL OR pg_catalog.btrim(recall.tenant_id) = '' THEN
+        RAISE EXCEPTION 'tenant_id must not be null or empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF recall.max_recalls IS NULL OR recall.max_recalls < 1 OR recall.max_recalls > 1000 THEN
+        RAISE EXCEPTION 'max_recalls must be between 1 and 1000' USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = format('%%s was given.', coalesce(recall.max_recalls::text, 'NULL'));
+    END IF;
+    IF recall.classification_allowed IS NULL THEN
+        RAISE EXCEPTION 'classification_allowed must not be null' USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Pass an empty array to recall nothing, or the classifications this run may see.';
+    END IF;
+    IF recall.query_text IS NOT NULL AND pg_catalog.btrim(recall.query_text) = '' THEN
+        RAISE EXCEPTION 'query_text must not be empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF recall.query_embedding IS NOT NULL THEN
+        IF recall.query_embedding_model IS NULL THEN
+            RAISE EXCEPTION 'query_embedding requires query_embedding_model' USING ERRCODE = 'invalid_parameter_value',
+                DETAIL = 'Vectors are only compared with vectors of the same model.';
+        END IF;
+        SELECT dimensions INTO reg_dims FROM memory_fabric.embedding_models m
+        WHERE m.tenant_id = recall.tenant_id AND m.model = recall.query_embedding_model;
+        IF recall.query_embedding_model = 'memory_fabric/hash-384-v1' THEN
+            reg_dims := 384;
+        END IF;
+        IF reg_dims IS NOT NULL AND reg_dims <> %1$s.vector_dims(recall.query_embedding) THEN
+            RAISE EXCEPTION 'query_embedding has %% dimensions, expected %%',
+                %1$s.vector_dims(recall.query_embedding), reg_dims USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    END IF;
+
+    PERFORM memory_fabric._require_tenant(recall.tenant_id);
+    s := memory_fabric._recall_settings(recall.tenant_id);
+    IF recall.query_text IS NOT NULL THEN
+        SELECT e.builtin, e.function_embedding, e.function_model INTO q_builtin, q_fn, q_fn_mod
+        FROM memory_fabric._embed_query(recall.tenant_id, recall.query_text) e;
+    END IF;
+
+    RETURN QUERY
+    WITH live AS (
+        SELECT m.id, m.priority, m.promoted_at, m.confidence,
+               CASE WHEN NOT has_query THEN NULL
+                    WHEN m.embedding IS NULL THEN NULL
+                    WHEN m.embedding_model = 'memory_fabric/hash-384-v1' AND q_builtin IS NOT NULL
+                        THEN 1 - (m.embedding OPERATOR(%1$s.<=>) q_builtin::%1$s.vector)
+                    WHEN m.embedding_model = q_fn_mod
+                        THEN 1 - (m.embedding OPERATOR(%1$s.<=>) q_fn::%1$s.vector)
+                    WHEN m.embedding_model = recall.query_embedding_model
+                        THEN 1 - (m.embedding OPERATOR(%1$s.<=>) recall.query_embedding)
+               END AS rel
+        FROM memory_fabric.promoted_memory m
+        WHERE m.tenant_id = recall.tenant_id
+          AND (m.user_id IS NULL OR m.user_id = recall.user_id)
+          AND (m.intent_scope IS NULL OR m.intent_scope = recall.intent_id)
+          AND m.promoted_at <= t
+          AND (m.retracted_at IS NULL OR m.retracted_at > t)
+          AND (m.expires_at IS NULL OR m.expires_at > t)
+          AND m.classification = ANY (recall.classification_allowed)
+          AND (m.consent_id IS NULL OR EXISTS (
+                SELECT 1 FROM memory_fabric.consents k
+                WHERE k.id = m.consent_id AND k.captured_at <= t
+                  AND (k.revoked_at IS NULL OR k.revoked_at > t)
+                  AND (k.valid_until IS NULL OR k.valid_until > t)))
+    ), scored AS (
+        SELECT l.id, l.priority, l.promoted_at, l.confidence, l.rel,
+               pg_catalog.power(0.5, greatest(extract(epoch FROM t - l.promoted_at), 0) / 86400.0 / s[4]) AS rec,
+               l.priority::double precision AS imp
+        FROM live l
+    ), top AS (
+        SELECT sc.*, CASE WHEN has_query THEN s[1] * coalesce(sc.rel, 0) + s[2] * sc.rec + s[3] * sc.imp END AS sco
+        FROM scored sc
+        WHERE NOT has_query OR s[1] * coalesce(sc.rel, 0) + s[2] * sc.rec + s[3] * sc.imp >= s[5]
+        ORDER BY CASE WHEN has_query THEN s[1] * coalesce(sc.rel, 0) + s[2] * sc.rec + s[3] * sc.imp END DESC NULLS LAST,
+                 sc.priority DESC, sc.promoted_at DESC, sc.id
+        LIMIT recall.max_recalls
+    )
+    SELECT m.id, m.text, m.tier, m.priority, tp.sco, tp.rel, tp.rec, tp.imp,
+           (m.confidence IS NOT NULL AND m.confidence < s[6]) OR (has_query AND tp.sco < s[6]),
+           pg_catalog.cardinality(x.ids) > 0, x.ids,
+           m.candidate_id, m.evidence_refs, m.source, c.captured_at, m.consent_id, m.classification,
+           m.user_id, m.intent_scope, m.entity, m.predicate, m.value, m.write_class, m.confidence,
+           m.promoted_at, m.expires_at, m.embedding_model
+    FROM top tp
+    JOIN memory_fabric.promoted_memory m ON m.id = tp.id
+    JOIN memory_fabric.candidates c ON c.id = m.candidate_id
+    CROSS JOIN LATERAL (
+        SELECT coalesce(array_agg(o.id ORDER BY o.id), '{}') AS ids
+        FROM memory_fabric.promoted_memory o
+        WHERE o.tenant_id = m.tenant_id AND (o.id = m.contradicts_id OR o.contradicts_id = m.id)
+          -- only conflicts this recall could see itself
+          AND (o.user_id IS NULL OR o.user_id = recall.user_id)
+          AND (o.intent_scope IS NULL OR o.intent_scope = recall.intent_id)
+          AND o.classification = ANY (recall.classification_allowed)
+          AND o.promoted_at <= t AND (o.retracted_at IS NULL OR o.retracted_at > t)
+          AND (o.expires_at IS NULL OR o.expires_at > t)) x
+    ORDER BY tp.sco DESC NULLS LAST, tp.priority DESC, tp.promoted_at DESC, tp.id;
+END
+$body$
+$fn$, vs);
+END
+$install$;
+
+-- The queue view applies row-level security as the querying role.
+ALTER VIEW memory_fabric.review_queue SET (security_invoker = true);
+
+-- The three roles, created if missing (roles are cluster-wide and outlive the extension).
+DO $$
+DECLARE
+    r text;
+BEGIN
+    FOREACH r IN ARRAY ARRAY['memory_fabric_agent', 'memory_fabric_reviewer', 'memory_fabric_admin'] LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = r) THEN
+            EXECUTE format('CREATE ROLE %I NOLOGIN', r);
+        END IF;
+    END LOOP;
+END
+$$;
+
+-- SECURITY DEFINER, and why: ordinary roles hold no INSERT/UPDATE/DELETE/TRUNCATE on any table,
+-- so every write (and the row each function returns) goes through these functions with the
+-- extension owner's rights. Each checks on entry that the calling role may act for the tenant
+-- (grant + pin, memory_fabric/src/security.rs); search_path is pinned so nothing a caller plants
+-- in a schema can stand in for a built-in, and every body names its objects with their schema.
+ALTER FUNCTION memory_fabric.capture_memory(text, text, text, text, text, text, jsonb, text, text, jsonb, text,
+                                            double precision, text, vector, text, text, jsonb)
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric.review_candidate(text) SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric.promote(text, text) SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric.approve(text, text, text) SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric.reject(text, text, text) SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric.edit(text, text, text, text, jsonb, jsonb, text)
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric.retract(text, text, text) SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric.grant_tenant(text, text) SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric.revoke_tenant(text, text) SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+-- recall reads across the tables to assemble one tenant's rows after the same entry check.
+DO $$
+BEGIN
+    EXECUTE format('ALTER FUNCTION memory_fabric.recall(text, text, text, integer, text[], text, %s.vector, timestamptz, text) '
+                   'SECURITY DEFINER SET search_path = pg_catalog, pg_temp',
+                   (SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+                    JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'));
+END
+$$;
+-- _pin_allowed is SECURITY DEFINER (declared in Rust) because the row-level security policies,
+-- which run as the querying role, must read tenant_grants, which that role cannot.
+-- Every other function runs as its caller: the internal ones are reached only through the
+-- functions above (or by superusers), and the trigger functions only raise.
+DO $$
+DECLARE
+    f regprocedure;
+BEGIN
+    FOR f IN SELECT p.oid::regprocedure FROM pg_catalog.pg_proc p
+             WHERE p.pronamespace = 'memory_fabric'::regnamespace
+               AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) c WHERE c LIKE 'search_path=%') LOOP
+        EXECUTE format('ALTER FUNCTION %s SET search_path = pg_catalog, pg_temp', f);
+    END LOOP;
+END
+$$;
+
+-- PUBLIC gets nothing; each role gets exactly what its job needs.
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA memory_fabric FROM PUBLIC;
+REVOKE ALL ON ALL TABLES IN SCHEMA memory_fabric FROM PUBLIC;
+GRANT USAGE ON SCHEMA memory_fabric TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+-- agent: capture, review and promote what needs no human, recall.
+GRANT EXECUTE ON FUNCTION
+    memory_fabric.capture_memory(text, text, text, text, text, text, jsonb, text, text, jsonb, text,
+                                 double precision, text, vector, text, text, jsonb),
+    memory_fabric.review_candidate(text), memory_fabric.promote(text, text)
+    TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+-- reviewer: the queue and its decisions.
+GRANT EXECUTE ON FUNCTION memory_fabric.approve(text, text, text), memory_fabric.reject(text, text, text),
+    memory_fabric.edit(text, text, text, text, jsonb, jsonb, text)
+    TO memory_fabric_reviewer, memory_fabric_admin;
+GRANT SELECT ON memory_fabric.review_queue, memory_fabric.candidates, memory_fabric.reviews,
+    memory_fabric.decisions, memory_fabric.promoted_memory
+    TO memory_fabric_reviewer, memory_fabric_admin;
+-- admin: retraction, tenant grants, and reading every table (of its tenants).
+GRANT EXECUTE ON FUNCTION memory_fabric.retract(text, text, text), memory_fabric.grant_tenant(text, text),
+    memory_fabric.revoke_tenant(text, text)
+    TO memory_fabric_admin;
+GRANT SELECT ON ALL TABLES IN SCHEMA memory_fabric TO memory_fabric_admin;
+-- The policies below call it as whichever role queries a table, so every role may: it only
+-- answers whether the caller itself may read the pinned tenant.
+GRANT EXECUTE ON FUNCTION memory_fabric._pin_allowed() TO PUBLIC;
+DO $$
+BEGIN
+    EXECUTE format('GRANT EXECUTE ON FUNCTION memory_fabric.recall(text, text, text, integer, text[], text, %s.vector, '
+                   'timestamptz, text) TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin',
+                   (SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+                    JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'));
+END
+$$;
+
+-- Row-level security, enabled and forced on every table. Only SELECT has a policy: rows of the
+-- pinned tenant, to a role granted that tenant. No pin, an empty pin or no grant: nothing. With
+-- no INSERT/UPDATE/DELETE policy, even a role mistakenly granted those privileges cannot write.
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['candidates', 'embedding_models', 'reviews', 'decisions', 'consents',
+                             'promoted_memory', 'events', 'tenant_grants', 'policies'] LOOP
+        EXECUTE format('ALTER TABLE memory_fabric.%I ENABLE ROW LEVEL SECURITY', t);
+        EXECUTE format('ALTER TABLE memory_fabric.%I FORCE ROW LEVEL SECURITY', t);
+        EXECUTE format('CREATE POLICY tenant_read ON memory_fabric.%I FOR SELECT USING (%s)', t,
+            CASE WHEN t = 'policies' THEN 'tenant_id = ''*'' OR ' ELSE '' END ||
+            'tenant_id = pg_catalog.current_setting(''memory_fabric.tenant_id'', true) '
+            'AND (SELECT memory_fabric._pin_allowed())');
+    END LOOP;
+END
+$$;

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The upgrade check. For every released version (sql/released/memory_fabric--V.sql): install it,
+# add data through the pipeline, ALTER EXTENSION ... UPDATE to the current version, and compare
+# the schema with a fresh install of the current version (tests/upgrade/describe.sql), then check
+# the data is still there and still recalled. A released version equal to the current one is
+# installed under a side name and compared as it is: so CI fails when the schema changes without
+# a new version and an upgrade script.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+extdir=$("$MF_PG_CONFIG" --sharedir)/extension
+current=$(awk -F'"' '/^version =/{print $2; exit}' "$MF_ROOT/Cargo.toml")
+out=$MF_BUILD/upgrade
+rm -rf "$out"; mkdir -p "$out"
+fail=0
+q() { mf_psql -q -X "$@"; }
+fresh_db() { q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1"; }
+
+fresh_db mf_upgrade_fresh
+q -d mf_upgrade_fresh -c "SET client_min_messages = warning" -c "CREATE EXTENSION memory_fabric CASCADE"
+q -d mf_upgrade_fresh -f "$MF_ROOT/tests/upgrade/describe.sql" > "$out/fresh.txt"
+
+for script in "$MF_ROOT"/sql/released/memory_fabric--*.sql; do
+  v=$(basename "$script" .sql); v=${v#memory_fabric--}
+  if [ "$v" = "$current" ]; then
+    as=$v-released
+  else
+    as=$v
+  fi
+  mf_sudo cp "$script" "$extdir/memory_fabric--$as.sql"
+  db=mf_upgrade_${v//./_}
+  fresh_db "$db"
+  q -d "$db" -c "SET client_min_messages = warning" -c "CREATE EXTENSION vector" \
+    -c "CREATE EXTENSION memory_fabric VERSION '$as'"
+  q -d "$db" -c "SELECT m.id FROM memory_fabric.capture_memory('t_up', 'Written before the upgrade.', 'agent', 'PUBLIC') c,
+                 memory_fabric.review_candidate(c.id) r, memory_fabric.promote(c.id) m" > /dev/null
+  if [ "$as" != "$current" ] && [ "$as" = "$v" ]; then
+    q -d "$db" -c "ALTER EXTENSION memory_fabric UPDATE"
+  fi
+  got=$(q -At -d "$db" -c "SELECT extversion FROM pg_extension WHERE extname = 'memory_fabric'")
+  q -d "$db" -f "$MF_ROOT/tests/upgrade/describe.sql" > "$out/from-$v.txt"
+  if [ "$as" = "$current-released" ] || [ "$got" = "$current" ]; then
+    if diff -u "$out/fresh.txt" "$out/from-$v.txt" > "$out/from-$v.diff"; then
+      echo "ok - $v → $got gives the same schema as a fresh $current"
+    else
+      echo "not ok - $v → $got differs from a fresh $current:"; head -60 "$out/from-$v.diff"; fail=1
+    fi
+  else
+    echo "not ok - $v did not update to $current (at $got): is an upgrade script missing?"; fail=1
+  fi
+  kept=$(q -At -d "$db" -c "SELECT count(*) FROM memory_fabric.recall('t_up', NULL, classification_allowed => ARRAY['PUBLIC'])")
+  if [ "$kept" = 1 ]; then echo "ok - data written at $v is recalled after the upgrade"; else echo "not ok - data written at $v: recalled $kept rows"; fail=1; fi
+  q -d postgres -c "DROP DATABASE $db"
+  [ "$as" = "$v" ] || mf_sudo rm -f "$extdir/memory_fabric--$as.sql"
+done
+q -d postgres -c "DROP DATABASE mf_upgrade_fresh"
+exit $fail
