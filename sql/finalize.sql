@@ -420,9 +420,16 @@ BEGIN
 END
 $$;
 
--- Row-level security, enabled and forced on every table. Only SELECT has a policy: rows of the
--- pinned tenant, to a role granted that tenant. No pin, an empty pin or no grant: nothing. With
--- no INSERT/UPDATE/DELETE policy, even a role mistakenly granted those privileges cannot write.
+-- The role that installed the extension administers its data (dump and restore, as a
+-- non-superuser owner too): every privilege on the tables and a policy that lets it see and
+-- restore every row. The append-only guards hold for it as for everyone.
+GRANT ALL ON ALL TABLES IN SCHEMA memory_fabric TO @extowner@;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA memory_fabric TO @extowner@;
+
+-- Row-level security, enabled and forced on every table. For everyone else only SELECT has a
+-- policy: rows of the pinned tenant, to a role granted that tenant. No pin, an empty pin or no
+-- grant: nothing. With no INSERT/UPDATE/DELETE policy, even a role mistakenly granted those
+-- privileges cannot write.
 DO $$
 DECLARE
     t text;
@@ -438,3 +445,12 @@ BEGIN
     END LOOP;
 END
 $$;
+CREATE POLICY owner_all ON memory_fabric.candidates FOR ALL TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON memory_fabric.embedding_models FOR ALL TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON memory_fabric.reviews FOR ALL TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON memory_fabric.decisions FOR ALL TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON memory_fabric.consents FOR ALL TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON memory_fabric.promoted_memory FOR ALL TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON memory_fabric.events FOR ALL TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON memory_fabric.tenant_grants FOR ALL TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON memory_fabric.policies FOR ALL TO @extowner@ USING (true) WITH CHECK (true);

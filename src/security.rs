@@ -1,6 +1,7 @@
 //! Tenant isolation: who may act for which tenant.
 //!
-//! A role may act for tenant T when it is a superuser, or when
+//! A role may act for tenant T when it is a superuser or the role that installed the extension,
+//! or when
 //!   1. it holds (directly or through role membership) a live grant for T or for '*'
 //!      (memory_fabric.grant_tenant), and
 //!   2. the transaction is pinned to T: SET LOCAL memory_fabric.tenant_id = 'T'.
@@ -25,6 +26,22 @@ fn caller() -> pg_sys::Oid {
 
 fn caller_is_superuser() -> bool {
     unsafe { pg_sys::superuser_arg(caller()) }
+}
+
+/// Superusers and the role that installed the extension administer its data: they act for
+/// every tenant without grants or a pin, and may grant every tenant.
+fn caller_is_administrator(client: &SpiClient<'_>) -> bool {
+    caller_is_superuser()
+        || client
+            .select(
+                "SELECT extowner = $1 FROM pg_catalog.pg_extension WHERE extname = 'memory_fabric'",
+                Some(1),
+                &[caller().into()],
+            )
+            .and_then(|t| t.first().get_one::<bool>())
+            .ok()
+            .flatten()
+            .unwrap_or(false)
 }
 
 fn caller_name(client: &SpiClient<'_>) -> String {
@@ -61,7 +78,7 @@ fn denied(message: String) -> Error {
 
 /// Refuses (42501) unless the caller may act for `tenant` now.
 pub fn require_tenant(client: &SpiClient<'_>, tenant: &str) {
-    if caller_is_superuser() {
+    if caller_is_administrator(client) {
         return;
     }
     let who = caller_name(client);
@@ -98,7 +115,7 @@ fn _require_tenant(tenant_id: Option<&str>) {
 fn _pin_allowed() -> bool {
     match pin() {
         None => false,
-        Some(t) => caller_is_superuser() || Spi::connect(|client| has_grant(client, &t)),
+        Some(t) => Spi::connect(|client| caller_is_administrator(client) || has_grant(client, &t)),
     }
 }
 
@@ -118,8 +135,8 @@ fn role_name(client: &SpiClient<'_>, role: &str) -> String {
 }
 
 fn require_grantor(client: &SpiClient<'_>, tenant: &str) {
-    if tenant == "*" && !caller_is_superuser() {
-        raise(denied("only a superuser can grant or revoke access to every tenant ('*')".into()));
+    if tenant == "*" && !caller_is_administrator(client) {
+        raise(denied("only a superuser or the extension's owner can grant or revoke access to every tenant ('*')".into()));
     }
     require_tenant(client, tenant);
 }
