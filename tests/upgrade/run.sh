@@ -39,10 +39,13 @@ for script in "$MF_ROOT"/sql/released/memory_fabric--*.sql; do
   got=$(q -At -d "$db" -c "SELECT extversion FROM pg_extension WHERE extname = 'memory_fabric'")
   q -d "$db" -f "$MF_ROOT/tests/upgrade/describe.sql" > "$out/from-$v.txt"
   if [ "$as" = "$current-released" ] || [ "$got" = "$current" ]; then
+    if [ "$as" = "$current-released" ]; then what="the released $v has the same schema as this build"
+    else what="$v → $got gives the same schema as a fresh $current"; fi
     if diff -u "$out/fresh.txt" "$out/from-$v.txt" > "$out/from-$v.diff"; then
-      echo "ok - $v → $got gives the same schema as a fresh $current"
+      echo "ok - $what"
     else
-      echo "not ok - $v → $got differs from a fresh $current:"; head -60 "$out/from-$v.diff"; fail=1
+      echo "not ok - $what: it does not"; head -60 "$out/from-$v.diff"; fail=1
+      echo "hint: a released schema never changes; bump the version in Cargo.toml and add sql/memory_fabric--$current--<new>.sql"
     fi
   else
     echo "not ok - $v did not update to $current (at $got): is an upgrade script missing?"; fail=1
