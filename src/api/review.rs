@@ -259,10 +259,13 @@ pub fn review(client: &mut SpiClient<'_>, candidate_id: &str, force_human: Optio
         );
     }
     if v.human {
-        let payload = json!({"event": "memory.queued", "tenant_id": c.tenant_id, "candidate_id": c.id,
-                             "review_id": id, "tier": v.tier.as_str(), "reason": v.reason});
-        events::emit(client, &c.tenant_id, "memory.queued", &c.id, None, payload.clone());
-        events::notify(client, payload);
+        let payload = json!({"event": "memory.queued", "candidate_id": c.id, "review_id": id,
+                             "tier": v.tier.as_str(), "reason": v.reason});
+        events::emit(client, &c.tenant_id, "memory.queued", &c.id, None, payload);
+        // Any role connected to the database can LISTEN (PostgreSQL has no privilege for it), so
+        // the notification carries opaque ids only: no tenant, no text. Reading the candidate
+        // still takes a grant and a pin.
+        events::notify(client, json!({"event": "memory.queued", "candidate_id": c.id, "review_id": id, "tier": v.tier.as_str()}));
     }
     id
 }

@@ -29,6 +29,8 @@ n=$(grep -c 'Asynchronous notification "memory_fabric"' <<<"$out" || true)
 check "exactly one notification" '[ "$n" = 1 ]'
 check "it is memory.queued for a durable candidate" \
   'grep -q "\"event\":\"memory.queued\".*\"tier\":\"durable\"\|\"tier\":\"durable\".*\"event\":\"memory.queued\"" <<<"$out"'
+check "it names no tenant and carries no text (any role can LISTEN)" \
+  '! grep "Asynchronous notification" <<<"$out" | grep -q "t_notify\|tenant\|Depot"'
 check "it arrives with the durable review, before the auto-tier one" \
   '[ "$(grep -n "Asynchronous notification" <<<"$out" | cut -d: -f1)" -lt "$(grep -n "after durable" <<<"$out" | cut -d: -f1)" ]'
 [ $fail = 0 ] || { echo "$out"; exit 1; }
