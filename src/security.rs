@@ -150,15 +150,23 @@ fn active_grant(client: &SpiClient<'_>, role: &str, tenant: &str) -> Option<Stri
         .and_then(|r| col(&r, 1))
 }
 
-/// Internal: the body of memory_fabric.grant_tenant(). Idempotent; returns the grant's id.
-#[pg_extern(volatile, parallel_unsafe)]
-fn _grant_tenant(role: Option<&str>, tenant_id: Option<&str>) -> String {
+/// Runs `f(client, role, tenant)` for grant_tenant / revoke_tenant, after checking the arguments,
+/// serialising on the (role, tenant) pair and checking the caller may grant that tenant.
+fn with_grant_target(role: Option<&str>, tenant_id: Option<&str>, f: impl FnOnce(&mut SpiClient<'_>, String, String) -> String) -> String {
     let role = require_text("role", role);
     let tenant = require_text("tenant_id", tenant_id);
     Spi::connect_mut(|client| {
         crate::rows::lock(client, &format!("grant:{role}:{tenant}"));
         let role = role_name(client, &role);
         require_grantor(client, &tenant);
+        f(client, role, tenant)
+    })
+}
+
+/// Internal: the body of memory_fabric.grant_tenant(). Idempotent; returns the grant's id.
+#[pg_extern(volatile, parallel_unsafe)]
+fn _grant_tenant(role: Option<&str>, tenant_id: Option<&str>) -> String {
+    with_grant_target(role, tenant_id, |client, role, tenant| {
         if let Some(id) = active_grant(client, &role, &tenant) {
             return id;
         }
@@ -176,12 +184,7 @@ fn _grant_tenant(role: Option<&str>, tenant_id: Option<&str>) -> String {
 /// Internal: the body of memory_fabric.revoke_tenant(). Returns the revoked grant's id.
 #[pg_extern(volatile, parallel_unsafe)]
 fn _revoke_tenant(role: Option<&str>, tenant_id: Option<&str>) -> String {
-    let role = require_text("role", role);
-    let tenant = require_text("tenant_id", tenant_id);
-    Spi::connect_mut(|client| {
-        crate::rows::lock(client, &format!("grant:{role}:{tenant}"));
-        let role = role_name(client, &role);
-        require_grantor(client, &tenant);
+    with_grant_target(role, tenant_id, |client, role, tenant| {
         let Some(id) = active_grant(client, &role, &tenant) else {
             raise(Error::new(Kind::NotFound, format!("role \"{role}\" has no grant for tenant \"{tenant}\"")));
         };
