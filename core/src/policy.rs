@@ -93,6 +93,12 @@ pub struct Policy {
     pub human_classifications: Vec<String>,
     pub human_write_classes: Vec<String>,
     pub recall: RecallPolicy,
+    /// Review step 2: candidates of these classifications and write classes need a live consent.
+    pub consent_classifications: Vec<String>,
+    pub consent_write_classes: Vec<String>,
+    /// purge_expired: how long after expiry a memory's content is kept, per write class
+    /// ("default" for the rest).
+    pub retention_seconds: Vec<(String, i64)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -131,6 +137,18 @@ impl Policy {
 
     pub fn ttl_of(&self, tier: Tier) -> Option<i64> {
         self.ttl_seconds[tier as usize]
+    }
+
+    /// Whether a candidate of this classification and write class needs a live consent.
+    pub fn needs_consent(&self, classification: &str, write_class: Option<&str>) -> bool {
+        self.consent_classifications.iter().any(|c| c == classification)
+            && write_class.is_some_and(|w| self.consent_write_classes.iter().any(|c| c == w))
+    }
+
+    /// Seconds after expiry that a memory of this write class keeps its content.
+    pub fn retention_of(&self, write_class: Option<&str>) -> i64 {
+        let find = |k: &str| self.retention_seconds.iter().find(|(w, _)| w == k).map(|(_, s)| *s);
+        write_class.and_then(find).or_else(|| find("default")).unwrap_or(2_592_000)
     }
 }
 
@@ -173,6 +191,8 @@ impl Policy {
             },
             "ttl_seconds": { "working": 3600, "episodic": 2592000, "semantic": 31536000, "durable": null },
             "human_review": { "tiers": ["durable"], "classifications": [], "write_classes": [] },
+            "consent": { "classifications": ["PII"], "write_classes": ["preference", "decision_outcome", "correction"] },
+            "retention_seconds": { "default": 2592000 },
             "recall": {
                 "weights": { "relevance": 0.6, "recency": 0.25, "importance": 0.15 },
                 "half_life_days": 30,
@@ -350,6 +370,23 @@ impl Policy {
             low_confidence: num_in(rc.get("low_confidence"), &drc["low_confidence"], "recall.low_confidence", 0.0, 1.0)?,
         };
 
+        let consent = section("consent")?;
+        let dconsent = &defaults["consent"];
+        let consent_classifications =
+            string_list_or_empty(consent.get("classifications").unwrap_or(&dconsent["classifications"]), "consent.classifications")?;
+        let consent_write_classes =
+            string_list_or_empty(consent.get("write_classes").unwrap_or(&dconsent["write_classes"]), "consent.write_classes")?;
+        let mut retention_seconds = Vec::new();
+        for (k, v) in section("retention_seconds")? {
+            let secs = v.as_i64().filter(|n| *n >= 0).ok_or_else(|| {
+                Error::invalid(format!("policy value \"retention_seconds.{k}\" must be a non-negative integer"))
+            })?;
+            if k != "default" && !WRITE_CLASSES.contains(&k.as_str()) {
+                return Err(Error::invalid(format!("policy key \"retention_seconds.{k}\" names no write class")));
+            }
+            retention_seconds.push((k.clone(), secs));
+        }
+
         Ok(Policy {
             classifications,
             write_classes,
@@ -370,7 +407,27 @@ impl Policy {
             human_classifications,
             human_write_classes,
             recall,
+            consent_classifications,
+            consent_write_classes,
+            retention_seconds,
         })
+    }
+}
+
+/// Applies a policy patch: objects merge key by key (recursively), anything else replaces.
+pub fn merge(base: &mut Value, patch: &Value) {
+    match (base, patch) {
+        (Value::Object(b), Value::Object(p)) => {
+            for (k, v) in p {
+                match b.get_mut(k) {
+                    Some(existing) if existing.is_object() && v.is_object() => merge(existing, v),
+                    _ => {
+                        b.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (b, p) => *b = p.clone(),
     }
 }
 
@@ -410,6 +467,22 @@ mod tests {
         assert_eq!(p.trust_of("operator"), 1.0);
         assert_eq!(p.human_tiers, [Tier::Durable]);
         assert_eq!(p.recall.w_relevance, 0.6);
+        assert!(p.needs_consent("PII", Some("preference")));
+        assert!(!p.needs_consent("PII", Some("evidence_link")));
+        assert!(!p.needs_consent("PII", None));
+        assert!(!p.needs_consent("INTERNAL", Some("preference")));
+        assert_eq!(p.retention_of(Some("preference")), 2_592_000);
+    }
+
+    /// Deep-merges a patch into a policy body: objects merge key by key, anything else replaces.
+    #[test]
+    fn merge_patches() {
+        let mut body = Policy::default_json();
+        merge(&mut body, &json!({"limits": {"text_max_bytes": 100}, "classifications": ["PUBLIC"]}));
+        let p = Policy::from_json(&body).unwrap();
+        assert_eq!(p.limits.text_max_bytes, 100);
+        assert_eq!(p.limits.value_max_bytes, 65536);
+        assert_eq!(p.classifications, ["PUBLIC"]);
     }
 
     #[test]
@@ -445,6 +518,9 @@ mod tests {
             json!({"priority": {"base": {"agent": 2}}}),
             json!({"human_review": {"tiers": ["eternal"]}}),
             json!({"recall": {"weights": {"relevance": "high"}}}),
+            json!({"consent": {"classifications": "PII"}}),
+            json!({"retention_seconds": {"preference": -1}}),
+            json!({"retention_seconds": {"gossip": 10}}),
         ] {
             let e = Policy::from_json(&bad).unwrap_err();
             assert_eq!(e.kind, crate::error::Kind::InvalidParameter, "{bad}");

@@ -22,6 +22,19 @@ pub struct Subject<'a> {
     /// Canonical JSON text of the value.
     pub value: Option<&'a str>,
     pub content_hash: &'a str,
+    /// The memory or candidate this one says it supersedes (a correction names what it corrects).
+    pub supersedes: Option<&'a str>,
+}
+
+/// Review step 2: what the extension found about consent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Consent {
+    /// The policy does not require consent for this candidate.
+    NotRequired,
+    /// A live consent covers it.
+    Matched(String),
+    /// It needs one and none is live.
+    Missing,
 }
 
 /// A live promoted memory in the candidate's scope.
@@ -94,6 +107,9 @@ pub struct Verdict {
     pub reason: Option<String>,
     pub notes: Option<String>,
     pub similarity: Option<f64>,
+    pub consent_id: Option<String>,
+    /// Review step 3: the operator-rejected candidate this one repeats.
+    pub rejection_of: Option<String>,
 }
 
 /// Whether promote() may act on a verdict (given an approval when it is human-reviewed): a new
@@ -161,8 +177,40 @@ fn fmt_sim(x: Option<f64>) -> String {
     x.map(|v| format!(" (similarity {v:.3})")).unwrap_or_default()
 }
 
-/// Decides the verdict. `force_human` queues a promotable candidate for a human whatever its
-/// tier, with that reason (e.g. a duplicate whose original was retracted).
+/// Whether `n` says what `me` says, in the strict sense a duplicate needs: the same content, or
+/// near-identical with no differing assertion and nothing added.
+fn repeats(s: &Subject<'_>, me: &crate::assertion::Assertion, n: &Neighbor, t: Thresholds) -> bool {
+    if n.content_hash == s.content_hash {
+        return true;
+    }
+    let other = parse(&n.text);
+    n.similarity.is_some_and(|x| x >= t.duplicate)
+        && same_fact(s, n) != Some(false)
+        && differs(me, &other).is_none()
+        && !adds_information(me, &other)
+        && n.judge != Some(true)
+}
+
+/// Most similar first, then by id: the deterministic order review looks at neighbours in.
+fn by_similarity(list: &[Neighbor]) -> Vec<&Neighbor> {
+    let mut out: Vec<&Neighbor> = list.iter().collect();
+    out.sort_by(|a, b| b.similarity.unwrap_or(-2.0).total_cmp(&a.similarity.unwrap_or(-2.0)).then_with(|| a.id.cmp(&b.id)));
+    out
+}
+
+/// What review takes from the extension besides the candidate and the live memories near it.
+#[derive(Debug, Clone, Default)]
+pub struct Context<'a> {
+    pub judge_configured: bool,
+    /// Queues a promotable candidate for a human whatever its tier, with this reason (e.g. a
+    /// duplicate whose original was retracted).
+    pub force_human: Option<&'a str>,
+    /// Candidates an operator rejected, near this one, in its scope (review step 3).
+    pub rejected: &'a [Neighbor],
+    pub consent: Option<Consent>,
+}
+
+/// Decides the verdict (see `decide_with` for steps 2 and 3).
 pub fn decide(
     s: &Subject<'_>,
     neighbors: &[Neighbor],
@@ -171,6 +219,11 @@ pub fn decide(
     judge_configured: bool,
     force_human: Option<&str>,
 ) -> Verdict {
+    decide_with(s, neighbors, thresholds, policy, &Context { judge_configured, force_human, ..Default::default() })
+}
+
+pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Thresholds, policy: &Policy, cx: &Context<'_>) -> Verdict {
+    let (judge_configured, force_human) = (cx.judge_configured, cx.force_human);
     let tier = tier_for(s, policy);
     let priority = priority_for(s, policy);
     let mut v = Verdict {
@@ -184,6 +237,8 @@ pub fn decide(
         reason: None,
         notes: None,
         similarity: None,
+        consent_id: None,
+        rejection_of: None,
     };
 
     // 1. trust
@@ -202,14 +257,36 @@ pub fn decide(
         v.notes = Some(format!("source {} has trust {trust}, below the policy floor {}", s.source, policy.min_source_trust));
         return v;
     }
-    // 2. consent and 3. remembered rejections: decided by the extension before calling decide().
+    // 2. consent: PII preferences, decisions and corrections need a live consent.
+    match &cx.consent {
+        Some(Consent::Missing) => {
+            v.status = Status::Rejected;
+            v.reason = Some("no_consent".into());
+            v.notes = Some(format!(
+                "{} {} needs a live consent for its subject, purpose and classification",
+                s.classification,
+                s.write_class.unwrap_or("")
+            ));
+            return v;
+        }
+        Some(Consent::Matched(id)) => v.consent_id = Some(id.clone()),
+        _ => {}
+    }
+
+    let me = parse(s.text);
+
+    // 3. remembered rejections: the same noise an operator already rejected is rejected again.
+    if let Some(r) = by_similarity(cx.rejected).into_iter().find(|r| repeats(s, &me, r, thresholds)) {
+        v.status = Status::Rejected;
+        v.reason = Some("remembered_rejection".into());
+        v.rejection_of = Some(r.id.clone());
+        v.similarity = r.similarity;
+        v.notes = Some(format!("repeats rejected candidate {}{}", r.id, fmt_sim(r.similarity)));
+        return v;
+    }
 
     // Deterministic order: most similar first, then by id.
-    let mut ns: Vec<&Neighbor> = neighbors.iter().collect();
-    ns.sort_by(|a, b| {
-        b.similarity.unwrap_or(-2.0).total_cmp(&a.similarity.unwrap_or(-2.0)).then_with(|| a.id.cmp(&b.id))
-    });
-    let me = parse(s.text);
+    let ns = by_similarity(neighbors);
 
     // 4. duplicates: same content, same structured fact, or near-identical saying the same.
     let dup = ns
@@ -217,18 +294,7 @@ pub fn decide(
         .find(|n| n.content_hash == s.content_hash)
         .map(|n| (*n, "same_content"))
         .or_else(|| ns.iter().find(|n| same_fact(s, n) == Some(true)).map(|n| (*n, "same_fact")))
-        .or_else(|| {
-            ns.iter()
-                .find(|n| {
-                    let other = parse(&n.text);
-                    n.similarity.is_some_and(|x| x >= thresholds.duplicate)
-                        && same_fact(s, n) != Some(false)
-                        && differs(&me, &other).is_none()
-                        && !adds_information(&me, &other)
-                        && n.judge != Some(true)
-                })
-                .map(|n| (*n, "similar"))
-        });
+        .or_else(|| ns.iter().find(|n| repeats(s, &me, n, thresholds)).map(|n| (*n, "similar")));
     if let Some((n, how)) = dup {
         v.status = Status::DuplicateOf;
         v.duplicate_of = Some(n.id.clone());
@@ -240,10 +306,12 @@ pub fn decide(
 
     // 5. contradictions: same (entity, predicate) with another value, or similar enough with a
     // differing assertion (the judge's answer when a judge is configured).
+    let correction = s.write_class == Some("correction");
     let contra = ns
         .iter()
-        .find(|n| same_fact(s, n) == Some(false))
-        .map(|n| (*n, "fact".to_owned()))
+        .find(|n| correction && s.supersedes == Some(n.id.as_str()))
+        .map(|n| (*n, "correction".to_owned()))
+        .or_else(|| ns.iter().find(|n| same_fact(s, n) == Some(false)).map(|n| (*n, "fact".to_owned())))
         .or_else(|| {
             ns.iter().find_map(|n| {
                 if !n.similarity.is_some_and(|x| x >= thresholds.contradiction) {
@@ -257,7 +325,9 @@ pub fn decide(
             })
         });
     if let Some((n, how)) = contra {
-        let resolution = if s.intent_id != n.intent_scope.as_deref() {
+        let resolution = if correction && s.supersedes == Some(n.id.as_str()) {
+            Resolution::Supersede
+        } else if s.intent_id != n.intent_scope.as_deref() {
             Resolution::Coexist
         } else if s.write_class == Some("correction") || outranks(s, n, policy) {
             Resolution::Supersede
@@ -483,6 +553,39 @@ mod tests {
         let s = Subject { text: "Customer cus_77 wants paper invoices.", ..seed() };
         let v = decide(&s, &[n("pm_p", "Customer cus_77 wants 5 paper invoices.", 0.95)], th(), &policy(), false, None);
         assert_eq!(v.status, Status::DuplicateOf);
+    }
+
+    #[test]
+    fn consent_step() {
+        let s = Subject { classification: "PII", write_class: Some("preference"), ..seed() };
+        let cx = |c| Context { consent: Some(c), ..Default::default() };
+        let v = decide_with(&s, &[], th(), &policy(), &cx(Consent::Missing));
+        assert_eq!((v.status, v.reason.as_deref()), (Status::Rejected, Some("no_consent")));
+        let v = decide_with(&s, &[], th(), &policy(), &cx(Consent::Matched("cns_1".into())));
+        assert_eq!((v.status, v.consent_id.as_deref()), (Status::PendingPromotion, Some("cns_1")));
+    }
+
+    #[test]
+    fn remembered_rejections() {
+        let s = Subject { text: "Customer said hello.", ..seed() };
+        let rejected = [n("mc_noise", "Customer said hello!", 0.97)];
+        let cx = Context { rejected: &rejected, ..Default::default() };
+        let v = decide_with(&s, &[], th(), &policy(), &cx);
+        assert_eq!((v.status, v.reason.as_deref(), v.rejection_of.as_deref()), (Status::Rejected, Some("remembered_rejection"), Some("mc_noise")));
+        // Something that merely resembles the rejected noise, adding a fact, is reviewed normally.
+        let s = Subject { text: "Customer said hello and asked for a refund.", ..seed() };
+        assert_eq!(decide_with(&s, &[], th(), &policy(), &cx).status, Status::PendingPromotion);
+    }
+
+    #[test]
+    fn a_correction_supersedes_the_memory_it_names() {
+        let s = Subject { text: "Quite different words here.", write_class: Some("correction"), supersedes: Some("pm_old"), ..seed() };
+        let old = n("pm_old", "The old statement.", 0.1);
+        let v = decide(&s, &[old.clone()], th(), &policy(), false, None);
+        assert_eq!((v.status, v.resolution, v.contradicts.as_deref()), (Status::Contradicts, Some(Resolution::Supersede), Some("pm_old")));
+        // Naming it without being a correction does not.
+        let s = Subject { write_class: None, ..s };
+        assert_eq!(decide(&s, &[old], th(), &policy(), false, None).status, Status::PendingPromotion);
     }
 
     #[test]
