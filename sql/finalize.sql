@@ -158,8 +158,10 @@ WHERE r.reviewer = 'human'
   AND NOT EXISTS (SELECT 1 FROM memory_fabric.promoted_memory p WHERE p.candidate_id = r.candidate_id);
 COMMENT ON VIEW memory_fabric.review_queue IS 'Candidates waiting for a human approve / reject / edit';
 
+-- BEGIN upgrade 0.3.0 (or replace)
 -- recall: the only read path. Its body names pgvector's schema, fixed here at install time, so it
--- does not depend on the caller's search_path.
+-- does not depend on the caller's search_path. It records what it returned when
+-- memory_fabric.log_recalls is on.
 DO $install$
 DECLARE
     vs text := (SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e
@@ -270,27 +272,40 @@ BEGIN
         ORDER BY CASE WHEN has_query THEN s[1] * coalesce(sc.rel, 0) + s[2] * sc.rec + s[3] * sc.imp END DESC NULLS LAST,
                  sc.priority DESC, sc.promoted_at DESC, sc.id
         LIMIT recall.max_recalls
+    ), res AS (
+        SELECT m.id, m.text, m.tier, m.priority, tp.sco, tp.rel, tp.rec, tp.imp,
+               (m.confidence IS NOT NULL AND m.confidence < s[6]) OR (has_query AND tp.sco < s[6]) AS low,
+               pg_catalog.cardinality(x.ids) > 0 AS conflicted, x.ids,
+               m.candidate_id, m.evidence_refs, m.source, c.captured_at, m.consent_id, m.classification,
+               m.user_id, m.intent_scope, m.entity, m.predicate, m.value, m.write_class, m.confidence,
+               m.promoted_at, m.expires_at, m.embedding_model,
+               row_number() OVER (ORDER BY tp.sco DESC NULLS LAST, tp.priority DESC, tp.promoted_at DESC, tp.id) AS ord
+        FROM top tp
+        JOIN memory_fabric.promoted_memory m ON m.id = tp.id
+        JOIN memory_fabric.candidates c ON c.id = m.candidate_id
+        CROSS JOIN LATERAL (
+            SELECT coalesce(array_agg(o.id ORDER BY o.id), '{}') AS ids
+            FROM memory_fabric.promoted_memory o
+            WHERE o.tenant_id = m.tenant_id AND (o.id = m.contradicts_id OR o.contradicts_id = m.id)
+              -- only conflicts this recall could see itself
+              AND (o.user_id IS NULL OR o.user_id = recall.user_id)
+              AND (o.intent_scope IS NULL OR o.intent_scope = recall.intent_id)
+              AND o.classification = ANY (recall.classification_allowed)
+              AND o.promoted_at <= t AND (o.retracted_at IS NULL OR o.retracted_at > t)
+              AND (o.expires_at IS NULL OR o.expires_at > t)) x
+    ), logged AS (
+        -- one row whatever res holds; writes only when memory_fabric.log_recalls is on
+        SELECT memory_fabric._log_recall(recall.tenant_id, recall.intent_id, recall.user_id,
+                   recall.classification_allowed, recall.query_text, recall.as_of, recall.max_recalls,
+                   coalesce(array_agg(r.id ORDER BY r.ord), '{}'), array_agg(r.sco ORDER BY r.ord)) AS done
+        FROM res r
     )
-    SELECT m.id, m.text, m.tier, m.priority, tp.sco, tp.rel, tp.rec, tp.imp,
-           (m.confidence IS NOT NULL AND m.confidence < s[6]) OR (has_query AND tp.sco < s[6]),
-           pg_catalog.cardinality(x.ids) > 0, x.ids,
-           m.candidate_id, m.evidence_refs, m.source, c.captured_at, m.consent_id, m.classification,
-           m.user_id, m.intent_scope, m.entity, m.predicate, m.value, m.write_class, m.confidence,
-           m.promoted_at, m.expires_at, m.embedding_model
-    FROM top tp
-    JOIN memory_fabric.promoted_memory m ON m.id = tp.id
-    JOIN memory_fabric.candidates c ON c.id = m.candidate_id
-    CROSS JOIN LATERAL (
-        SELECT coalesce(array_agg(o.id ORDER BY o.id), '{}') AS ids
-        FROM memory_fabric.promoted_memory o
-        WHERE o.tenant_id = m.tenant_id AND (o.id = m.contradicts_id OR o.contradicts_id = m.id)
-          -- only conflicts this recall could see itself
-          AND (o.user_id IS NULL OR o.user_id = recall.user_id)
-          AND (o.intent_scope IS NULL OR o.intent_scope = recall.intent_id)
-          AND o.classification = ANY (recall.classification_allowed)
-          AND o.promoted_at <= t AND (o.retracted_at IS NULL OR o.retracted_at > t)
-          AND (o.expires_at IS NULL OR o.expires_at > t)) x
-    ORDER BY tp.sco DESC NULLS LAST, tp.priority DESC, tp.promoted_at DESC, tp.id;
+    SELECT r.id, r.text, r.tier, r.priority, r.sco, r.rel, r.rec, r.imp, r.low, r.conflicted, r.ids,
+           r.candidate_id, r.evidence_refs, r.source, r.captured_at, r.consent_id, r.classification,
+           r.user_id, r.intent_scope, r.entity, r.predicate, r.value, r.write_class, r.confidence,
+           r.promoted_at, r.expires_at, r.embedding_model
+    FROM res r CROSS JOIN logged
+    ORDER BY r.ord;
 END
 $body$
 $fn$, vs);
@@ -298,6 +313,7 @@ END
 $install$;
 COMMENT ON FUNCTION memory_fabric.recall IS
     'Recall promoted memories for a tenant, user, intent and classification set, now or as of an instant';
+-- END upgrade 0.3.0
 
 CREATE FUNCTION memory_fabric.grant_tenant(role text, tenant_id text)
 RETURNS memory_fabric.tenant_grants
@@ -454,3 +470,287 @@ CREATE POLICY owner_all ON memory_fabric.promoted_memory FOR ALL TO @extowner@ U
 CREATE POLICY owner_all ON memory_fabric.events FOR ALL TO @extowner@ USING (true) WITH CHECK (true);
 CREATE POLICY owner_all ON memory_fabric.tenant_grants FOR ALL TO @extowner@ USING (true) WITH CHECK (true);
 CREATE POLICY owner_all ON memory_fabric.policies FOR ALL TO @extowner@ USING (true) WITH CHECK (true);
+
+-- BEGIN upgrade 0.3.0
+-- 0.3.0: governance. Consent, policies, erasure, replay and metrics.
+
+CREATE FUNCTION memory_fabric.record_consent(
+    tenant_id text, subject text, purpose text, basis text,
+    predicates_allowed text[] DEFAULT '{}', classifications_allowed text[] DEFAULT '{}',
+    valid_until timestamptz DEFAULT NULL, evidence_refs jsonb DEFAULT '[]', auditor_id text DEFAULT NULL,
+    supersedes text DEFAULT NULL)
+RETURNS memory_fabric.consents
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    v_id  text := memory_fabric._record_consent(record_consent.tenant_id, record_consent.subject,
+        record_consent.purpose, record_consent.basis, record_consent.predicates_allowed,
+        record_consent.classifications_allowed, record_consent.valid_until, record_consent.evidence_refs::text,
+        record_consent.auditor_id, record_consent.supersedes);
+    v_row memory_fabric.consents;
+BEGIN
+    SELECT * INTO STRICT v_row FROM memory_fabric.consents AS k WHERE k.id = v_id;
+    RETURN v_row;
+END
+$$;
+COMMENT ON FUNCTION memory_fabric.record_consent IS
+    'Record a consent (seed 001): subject, purpose, predicates and classifications allowed, basis, validity';
+
+CREATE FUNCTION memory_fabric.revoke_consent(consent_id text, reason text)
+RETURNS memory_fabric.consents
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    v_id  text := memory_fabric._revoke_consent(revoke_consent.consent_id, revoke_consent.reason);
+    v_row memory_fabric.consents;
+BEGIN
+    SELECT * INTO STRICT v_row FROM memory_fabric.consents AS k WHERE k.id = v_id;
+    RETURN v_row;
+END
+$$;
+COMMENT ON FUNCTION memory_fabric.revoke_consent IS
+    'Revoke a consent and retract every memory that depended on it';
+
+CREATE FUNCTION memory_fabric.set_policy(tenant_id text, patch jsonb, note text DEFAULT NULL)
+RETURNS memory_fabric.policies
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    v_version integer := memory_fabric._set_policy(set_policy.tenant_id, set_policy.patch::text, set_policy.note);
+    v_row     memory_fabric.policies;
+BEGIN
+    SELECT * INTO STRICT v_row FROM memory_fabric.policies AS p WHERE p.version = v_version;
+    RETURN v_row;
+END
+$$;
+COMMENT ON FUNCTION memory_fabric.set_policy IS
+    'Write a new policy version: the policy in force with the patch merged in, validated first';
+
+CREATE FUNCTION memory_fabric.forget_subject(tenant_id text, user_id text, reason text)
+RETURNS TABLE (candidates_erased bigint, memories_erased bigint)
+LANGUAGE sql VOLATILE
+AS $$
+    SELECT r[1], r[2] FROM memory_fabric._forget_subject(forget_subject.tenant_id, forget_subject.user_id,
+                                                         forget_subject.reason) AS r
+$$;
+COMMENT ON FUNCTION memory_fabric.forget_subject IS
+    'Erasure: replace a subject''s captured content with tombstones, keeping ids, times, hashes and audit';
+
+CREATE FUNCTION memory_fabric.purge_expired(tenant_id text, batch_size integer DEFAULT 1000)
+RETURNS bigint
+LANGUAGE sql VOLATILE
+AS $$ SELECT memory_fabric._purge_expired(purge_expired.tenant_id, purge_expired.batch_size) $$;
+COMMENT ON FUNCTION memory_fabric.purge_expired IS
+    'Tombstone the content of memories expired longer ago than their write class''s retention';
+
+-- Replay: why one memory was visible or hidden to a recall at an instant.
+CREATE FUNCTION memory_fabric.explain_recall(
+    tenant_id text, memory_id text, intent_id text DEFAULT NULL, user_id text DEFAULT NULL,
+    classification_allowed text[] DEFAULT ARRAY['PUBLIC', 'INTERNAL'], as_of timestamptz DEFAULT NULL)
+RETURNS TABLE (visible boolean, reasons text[], memory text, at timestamptz)
+LANGUAGE plpgsql VOLATILE
+AS $$
+#variable_conflict use_variable
+DECLARE
+    t  timestamptz := coalesce(explain_recall.as_of, pg_catalog.clock_timestamp());
+    m  memory_fabric.promoted_memory;
+    k  memory_fabric.consents;
+    r  text[] := '{}';
+    ts constant text := 'YYYY-MM-DD HH24:MI:SS "UTC"';
+BEGIN
+    PERFORM memory_fabric._require_tenant(explain_recall.tenant_id);
+    SELECT * INTO m FROM memory_fabric.promoted_memory p
+    WHERE p.id = explain_recall.memory_id AND p.tenant_id = explain_recall.tenant_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'memory "%" does not exist', explain_recall.memory_id USING ERRCODE = 'no_data_found',
+            DETAIL = format('No promoted memory with that id belongs to tenant "%s".', explain_recall.tenant_id);
+    END IF;
+    IF m.promoted_at > t THEN
+        r := r || format('not promoted yet: promoted at %s', to_char(m.promoted_at AT TIME ZONE 'UTC', ts));
+    END IF;
+    IF m.retracted_at IS NOT NULL AND m.retracted_at <= t THEN
+        r := r || format('retracted at %s by %s: %s', to_char(m.retracted_at AT TIME ZONE 'UTC', ts),
+                         m.retracted_by, m.retraction_reason);
+    END IF;
+    IF m.expires_at IS NOT NULL AND m.expires_at <= t THEN
+        r := r || format('expired at %s (%s tier)', to_char(m.expires_at AT TIME ZONE 'UTC', ts), m.tier);
+    END IF;
+    IF m.erased_at IS NOT NULL AND m.erased_at <= t THEN
+        r := r || format('erased at %s', to_char(m.erased_at AT TIME ZONE 'UTC', ts));
+    END IF;
+    IF NOT (m.classification = ANY (coalesce(explain_recall.classification_allowed, '{}'))) THEN
+        r := r || format('classification %s is not in the allowed set %s', m.classification,
+                         coalesce(explain_recall.classification_allowed, '{}'));
+    END IF;
+    IF m.user_id IS NOT NULL AND m.user_id IS DISTINCT FROM explain_recall.user_id THEN
+        r := r || format('scoped to user %s', m.user_id);
+    END IF;
+    IF m.intent_scope IS NOT NULL AND m.intent_scope IS DISTINCT FROM explain_recall.intent_id THEN
+        r := r || format('scoped to intent %s', m.intent_scope);
+    END IF;
+    IF m.consent_id IS NOT NULL THEN
+        SELECT * INTO k FROM memory_fabric.consents c WHERE c.id = m.consent_id;
+        IF k.revoked_at IS NOT NULL AND k.revoked_at <= t THEN
+            r := r || format('consent %s revoked at %s: %s', k.id, to_char(k.revoked_at AT TIME ZONE 'UTC', ts),
+                             k.revocation_reason);
+        ELSIF k.valid_until IS NOT NULL AND k.valid_until <= t THEN
+            r := r || format('consent %s expired at %s', k.id, to_char(k.valid_until AT TIME ZONE 'UTC', ts));
+        ELSIF k.captured_at > t THEN
+            r := r || format('consent %s not recorded yet', k.id);
+        END IF;
+    END IF;
+    RETURN QUERY SELECT pg_catalog.cardinality(r) = 0, r, m.text, t;
+END
+$$;
+COMMENT ON FUNCTION memory_fabric.explain_recall IS
+    'Whether a memory was visible to a recall at an instant, and every reason it was hidden';
+
+-- Replay: the whole life of a candidate or memory, in order.
+CREATE FUNCTION memory_fabric.memory_history(id text)
+RETURNS TABLE (at timestamptz, stage text, ref text, detail jsonb)
+LANGUAGE plpgsql VOLATILE
+AS $$
+#variable_conflict use_variable
+DECLARE
+    cand memory_fabric.candidates;
+    mem  text;
+BEGIN
+    SELECT c.* INTO cand FROM memory_fabric.candidates c
+    WHERE c.id = memory_history.id
+       OR c.id = (SELECT p.candidate_id FROM memory_fabric.promoted_memory p WHERE p.id = memory_history.id);
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'candidate or memory "%" does not exist', memory_history.id USING ERRCODE = 'no_data_found';
+    END IF;
+    PERFORM memory_fabric._require_tenant(cand.tenant_id);
+    SELECT p.id INTO mem FROM memory_fabric.promoted_memory p WHERE p.candidate_id = cand.id;
+    RETURN QUERY
+    SELECT h.at, h.stage, h.ref, h.detail FROM (
+        SELECT cand.captured_at AS at, 1 AS o, 'captured' AS stage, cand.id AS ref,
+               jsonb_build_object('source', cand.source, 'actor', cand.actor, 'classification', cand.classification,
+                                  'text', cand.text, 'redactions', cand.redaction_count, 'supersedes', cand.supersedes) AS detail
+        UNION ALL
+        SELECT r.reviewed_at, 2, 'reviewed', r.id,
+               jsonb_strip_nulls(jsonb_build_object('status', r.status, 'tier', r.proposed_tier, 'priority', r.priority_score,
+                   'reviewer', r.reviewer, 'reason', r.reason, 'duplicate_of', r.duplicate_of_id,
+                   'contradicts', r.contradicts_id, 'resolution', r.contradiction_resolution,
+                   'consent_id', r.consent_id, 'rejection_of', r.rejection_of_id, 'policy_version', r.policy_version))
+        FROM memory_fabric.reviews r WHERE r.candidate_id = cand.id
+        UNION ALL
+        SELECT d.decided_at, 3, 'decided', d.id,
+               jsonb_strip_nulls(jsonb_build_object('action', d.action, 'by', d.decided_by, 'notes', d.notes,
+                                                    'new_candidate', d.new_candidate_id))
+        FROM memory_fabric.decisions d WHERE d.candidate_id = cand.id
+        UNION ALL
+        SELECT p.promoted_at, 4, 'promoted', p.id,
+               jsonb_strip_nulls(jsonb_build_object('tier', p.tier, 'priority', p.priority, 'by', p.promoted_by,
+                   'expires_at', p.expires_at, 'supersedes', p.supersedes_id, 'consent_id', p.consent_id))
+        FROM memory_fabric.promoted_memory p WHERE p.id = mem
+        UNION ALL
+        SELECT p.retracted_at, 5, 'retracted', p.id,
+               jsonb_build_object('by', p.retracted_by, 'reason', p.retraction_reason)
+        FROM memory_fabric.promoted_memory p WHERE p.id = mem AND p.retracted_at IS NOT NULL
+        UNION ALL
+        SELECT x.erased_at, 6, 'erased', x.id, '{}'::jsonb
+        FROM (SELECT cand.id, cand.erased_at UNION ALL
+              SELECT p.id, p.erased_at FROM memory_fabric.promoted_memory p WHERE p.id = mem) x
+        WHERE x.erased_at IS NOT NULL
+        UNION ALL
+        SELECT e.created_at, 7, 'event ' || e.kind, e.id, e.payload
+        FROM memory_fabric.events e WHERE e.subject_id IN (cand.id, mem)
+    ) h
+    ORDER BY h.at, h.o, h.ref;
+END
+$$;
+COMMENT ON FUNCTION memory_fabric.memory_history IS
+    'A candidate''s or memory''s life: capture, reviews, decisions, promotion, retraction, erasure, events';
+
+-- The seeds' evaluation metrics, per tenant (row-level security applies: an admin sees the
+-- pinned tenant).
+CREATE VIEW memory_fabric.metrics WITH (security_invoker = true) AS
+WITH eff AS (
+    SELECT DISTINCT ON (r.candidate_id) r.tenant_id, r.candidate_id, r.status, r.contradiction_resolution, r.reviewed_at
+    FROM memory_fabric.reviews r ORDER BY r.candidate_id, r.reviewed_at DESC, r.id DESC
+), resolved AS (
+    -- a contradiction is resolved by the promotion, rejection or edit of the candidate that raised it
+    SELECT e.tenant_id, min(coalesce(p.promoted_at, d.decided_at)) - min(cr.reviewed_at) AS took
+    FROM memory_fabric.reviews cr
+    JOIN eff e ON e.candidate_id = cr.candidate_id
+    LEFT JOIN memory_fabric.promoted_memory p ON p.candidate_id = cr.candidate_id
+    LEFT JOIN memory_fabric.decisions d ON d.candidate_id = cr.candidate_id AND d.action IN ('reject', 'edit')
+    WHERE cr.status = 'contradicts' AND (p.id IS NOT NULL OR d.id IS NOT NULL)
+    GROUP BY e.tenant_id, cr.candidate_id
+)
+SELECT t.tenant_id,
+       (SELECT count(*) FROM memory_fabric.candidates c WHERE c.tenant_id = t.tenant_id) AS captures,
+       (SELECT coalesce(jsonb_object_agg(v.status, v.n), '{}') FROM (
+            SELECT e.status, count(*) AS n FROM eff e WHERE e.tenant_id = t.tenant_id GROUP BY e.status) v) AS verdicts,
+       (SELECT count(*) FROM memory_fabric.review_queue q WHERE q.tenant_id = t.tenant_id) AS queue_depth,
+       (SELECT pg_catalog.clock_timestamp() - min(q.enqueued_at) FROM memory_fabric.review_queue q
+        WHERE q.tenant_id = t.tenant_id) AS oldest_queued_age,
+       (SELECT count(*) FROM eff e WHERE e.tenant_id = t.tenant_id AND e.status = 'contradicts'
+          AND NOT EXISTS (SELECT 1 FROM memory_fabric.promoted_memory p WHERE p.candidate_id = e.candidate_id)
+          AND NOT EXISTS (SELECT 1 FROM memory_fabric.decisions d WHERE d.candidate_id = e.candidate_id
+                          AND d.action IN ('reject', 'edit'))) AS contradiction_backlog,
+       (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY r.took) FROM resolved r WHERE r.tenant_id = t.tenant_id)
+           AS median_contradiction_resolution,
+       (SELECT coalesce(jsonb_object_agg(v.tier, v.n), '{}') FROM (
+            SELECT p.tier, count(*) AS n FROM memory_fabric.promoted_memory p WHERE p.tenant_id = t.tenant_id
+            GROUP BY p.tier) v) AS promotions_by_tier,
+       (SELECT count(*) FROM memory_fabric.promoted_memory p WHERE p.tenant_id = t.tenant_id
+          AND p.promoted_by = 'auto') AS promotions_auto,
+       (SELECT count(*) FROM memory_fabric.promoted_memory p WHERE p.tenant_id = t.tenant_id
+          AND p.promoted_by <> 'auto') AS promotions_human,
+       (SELECT count(*) FROM memory_fabric.recall_log l WHERE l.tenant_id = t.tenant_id) AS recalls,
+       (SELECT avg((pg_catalog.cardinality(l.memory_ids) > 0)::int)::double precision FROM memory_fabric.recall_log l
+        WHERE l.tenant_id = t.tenant_id) AS recall_hit_rate,
+       (SELECT count(*) FROM memory_fabric.promoted_memory p, memory_fabric._consent_rule(t.tenant_id) rule
+        WHERE p.tenant_id = t.tenant_id AND p.consent_id IS NULL
+          AND p.classification = ANY (rule.classifications) AND p.write_class = ANY (rule.write_classes))
+           AS pii_promoted_without_consent
+FROM (SELECT DISTINCT c.tenant_id FROM memory_fabric.candidates c) t;
+COMMENT ON VIEW memory_fabric.metrics IS 'The seeds'' evaluation metrics per tenant';
+
+-- Security for what 0.3.0 adds, and again for what it replaced (CREATE OR REPLACE resets a
+-- function's SECURITY DEFINER and SET clauses).
+DO $$
+DECLARE
+    f text;
+BEGIN
+    FOREACH f IN ARRAY ARRAY[
+        'memory_fabric.record_consent(text, text, text, text, text[], text[], timestamptz, jsonb, text, text)',
+        'memory_fabric.revoke_consent(text, text)', 'memory_fabric.set_policy(text, jsonb, text)',
+        'memory_fabric.forget_subject(text, text, text)', 'memory_fabric.purge_expired(text, integer)',
+        'memory_fabric.explain_recall(text, text, text, text, text[], timestamptz)', 'memory_fabric.memory_history(text)',
+        format('memory_fabric.recall(text, text, text, integer, text[], text, %s.vector, timestamptz, text)',
+               (SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+                JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'))] LOOP
+        EXECUTE format('ALTER FUNCTION %s SECURITY DEFINER SET search_path = pg_catalog, pg_temp', f);
+    END LOOP;
+    FOR f IN SELECT p.oid::regprocedure::text FROM pg_catalog.pg_proc p
+             WHERE p.pronamespace = 'memory_fabric'::regnamespace
+               AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) c WHERE c LIKE 'search_path=%') LOOP
+        EXECUTE format('ALTER FUNCTION %s SET search_path = pg_catalog, pg_temp', f);
+    END LOOP;
+END
+$$;
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA memory_fabric FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric._pin_allowed() TO PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric.explain_recall(text, text, text, text, text[], timestamptz),
+    memory_fabric.memory_history(text)
+    TO memory_fabric_reviewer, memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION
+    memory_fabric.record_consent(text, text, text, text, text[], text[], timestamptz, jsonb, text, text),
+    memory_fabric.revoke_consent(text, text), memory_fabric.set_policy(text, jsonb, text),
+    memory_fabric.forget_subject(text, text, text), memory_fabric.purge_expired(text, integer)
+    TO memory_fabric_admin;
+-- the metrics view calls it as the querying role
+GRANT EXECUTE ON FUNCTION memory_fabric._consent_rule(text) TO memory_fabric_admin;
+GRANT SELECT ON memory_fabric.metrics, memory_fabric.recall_log TO memory_fabric_admin;
+GRANT ALL ON ALL TABLES IN SCHEMA memory_fabric TO @extowner@;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA memory_fabric TO @extowner@;
+ALTER TABLE memory_fabric.recall_log ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memory_fabric.recall_log FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_read ON memory_fabric.recall_log FOR SELECT
+    USING (tenant_id = pg_catalog.current_setting('memory_fabric.tenant_id', true) AND (SELECT memory_fabric._pin_allowed()));
+CREATE POLICY owner_all ON memory_fabric.recall_log FOR ALL TO @extowner@ USING (true) WITH CHECK (true);
+-- END upgrade 0.3.0

@@ -248,9 +248,12 @@ BEGIN
 END
 $$;
 
+-- BEGIN upgrade 0.3.0 (or replace)
 -- Write-once columns (named as trigger arguments) may go from NULL to a value, never back
 -- and never to another value; every other column is fixed. An UPDATE that sets no write-once
--- column is refused too.
+-- column is refused too. The one exception is erasure: when a write-once erased_at is set, the
+-- content columns may change, but only to the tombstone (text '[erased]', value, embedding and
+-- metadata emptied); ids, timestamps, hashes and everything else stay.
 CREATE FUNCTION memory_fabric._guard_write_once() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -258,10 +261,18 @@ DECLARE
     n jsonb := to_jsonb(NEW);
     k text;
     set_once boolean := false;
+    erasing boolean := 'erased_at' = ANY (TG_ARGV) AND o ->> 'erased_at' IS NULL AND n ->> 'erased_at' IS NOT NULL;
+    tombstone constant jsonb := '{"text": "[erased]", "value": null, "embedding": null, "metadata": {}}';
 BEGIN
     FOR k IN SELECT jsonb_object_keys(n) ORDER BY 1 LOOP
         CONTINUE WHEN o -> k IS NOT DISTINCT FROM n -> k;
-        IF k <> ALL (TG_ARGV) THEN
+        IF erasing AND tombstone ? k THEN
+            IF n -> k IS DISTINCT FROM tombstone -> k THEN
+                RAISE EXCEPTION 'cannot update column "%" of table "%.%"', k, TG_TABLE_SCHEMA, TG_TABLE_NAME
+                    USING ERRCODE = 'object_not_in_prerequisite_state',
+                          DETAIL = format('Rule: erasure may only replace %s with its tombstone %s.', k, tombstone -> k);
+            END IF;
+        ELSIF k <> ALL (TG_ARGV) THEN
             RAISE EXCEPTION 'cannot update column "%" of table "%.%"', k, TG_TABLE_SCHEMA, TG_TABLE_NAME
                 USING ERRCODE = 'object_not_in_prerequisite_state',
                       DETAIL = format('Rule: %s is append-only; only the write-once columns %s may be set.',
@@ -282,6 +293,7 @@ BEGIN
     RETURN NEW;
 END
 $$;
+-- END upgrade 0.3.0
 
 DO $$
 DECLARE
@@ -328,3 +340,53 @@ SELECT pg_catalog.pg_extension_config_dump('memory_fabric.consents', '');
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric.promoted_memory', '');
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric.events', '');
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric.tenant_grants', '');
+
+-- BEGIN upgrade 0.3.0
+-- 0.3.0: erasure tombstones, remembered rejections, the recall log.
+ALTER TABLE memory_fabric.candidates ADD COLUMN erased_at timestamptz;
+ALTER TABLE memory_fabric.promoted_memory ADD COLUMN erased_at timestamptz;
+-- A candidate's content may now be erased (forget_subject, purge_expired), nothing else.
+DROP TRIGGER guard_update ON memory_fabric.candidates;
+CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.candidates FOR EACH ROW
+    EXECUTE FUNCTION memory_fabric._guard_write_once('erased_at');
+ALTER TABLE memory_fabric.candidates ENABLE ALWAYS TRIGGER guard_update;
+DROP TRIGGER guard_update ON memory_fabric.promoted_memory;
+CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.promoted_memory FOR EACH ROW
+    EXECUTE FUNCTION memory_fabric._guard_write_once('retracted_at', 'retracted_by', 'retraction_reason', 'erased_at');
+ALTER TABLE memory_fabric.promoted_memory ENABLE ALWAYS TRIGGER guard_update;
+
+-- Review step 3: the operator-rejected candidate a new one repeats.
+ALTER TABLE memory_fabric.reviews ADD COLUMN rejection_of_id text CHECK (rejection_of_id LIKE 'mc\_%');
+CREATE INDEX decisions_rejected ON memory_fabric.decisions (tenant_id, candidate_id) WHERE action = 'reject';
+CREATE INDEX promoted_expired ON memory_fabric.promoted_memory (tenant_id, expires_at)
+    WHERE expires_at IS NOT NULL AND erased_at IS NULL;
+CREATE INDEX candidates_subject ON memory_fabric.candidates (tenant_id, user_id) WHERE user_id IS NOT NULL;
+
+-- What each recall returned, when memory_fabric.log_recalls is on. Append-only.
+CREATE TABLE memory_fabric.recall_log (
+    id                     text        PRIMARY KEY CHECK (id LIKE 'rl\_%'),
+    tenant_id              text        NOT NULL,
+    recalled_at            timestamptz NOT NULL DEFAULT clock_timestamp(),
+    role_name              text        NOT NULL,
+    intent_id              text,
+    user_id                text,
+    classification_allowed text[]      NOT NULL,
+    query_text             text,
+    as_of                  timestamptz,
+    max_recalls            integer     NOT NULL,
+    memory_ids             text[]      NOT NULL,
+    scores                 double precision[]
+);
+COMMENT ON TABLE memory_fabric.recall_log IS 'What each recall returned (memory_fabric.log_recalls); append-only';
+CREATE INDEX recall_log_tenant ON memory_fabric.recall_log (tenant_id, recalled_at);
+CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.recall_log FOR EACH ROW
+    EXECUTE FUNCTION memory_fabric._guard_append_only();
+CREATE TRIGGER guard_delete BEFORE DELETE ON memory_fabric.recall_log FOR EACH ROW
+    EXECUTE FUNCTION memory_fabric._guard_append_only();
+CREATE TRIGGER guard_truncate BEFORE TRUNCATE ON memory_fabric.recall_log FOR EACH STATEMENT
+    EXECUTE FUNCTION memory_fabric._guard_append_only();
+ALTER TABLE memory_fabric.recall_log ENABLE ALWAYS TRIGGER guard_update;
+ALTER TABLE memory_fabric.recall_log ENABLE ALWAYS TRIGGER guard_delete;
+ALTER TABLE memory_fabric.recall_log ENABLE ALWAYS TRIGGER guard_truncate;
+SELECT pg_catalog.pg_extension_config_dump('memory_fabric.recall_log', '');
+-- END upgrade 0.3.0

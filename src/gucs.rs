@@ -25,6 +25,9 @@ pub static EXACT_SEARCH_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(2000);
 /// fails closed.
 pub static TENANT_ID: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
+/// Record what every recall returned in memory_fabric.recall_log (never on a hot standby).
+pub static LOG_RECALLS: GucSetting<bool> = GucSetting::<bool>::new(false);
+
 pub fn init() {
     GucRegistry::define_string_guc(
         c"memory_fabric.embedding_function",
@@ -56,6 +59,14 @@ pub fn init() {
         c"Set it with SET LOCAL in each transaction; unset or empty denies every tenant.",
         &TENANT_ID,
         GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"memory_fabric.log_recalls",
+        c"Record what every recall returned in memory_fabric.recall_log.",
+        c"Skipped on a hot standby, where nothing can be written.",
+        &LOG_RECALLS,
+        GucContext::Suset,
         GucFlags::default(),
     );
     GucRegistry::define_int_guc(

@@ -80,7 +80,7 @@ fn capture_with_source(source: &str) {
     .unwrap();
 }
 
-#[pg_test(error = "cannot update table \"memory_fabric.candidates\"")]
+#[pg_test(error = "cannot update column \"text\" of table \"memory_fabric.candidates\"")]
 fn candidates_refuse_update() {
     capture("t_upd", "original");
     Spi::run("UPDATE memory_fabric.candidates SET text = 'changed'").unwrap();

@@ -27,12 +27,14 @@ pub struct Candidate {
     pub embedding_model: String,
     pub content_hash: String,
     pub metadata: String,
+    pub supersedes: Option<String>,
+    pub erased: bool,
 }
 
 const CANDIDATE: &str = "SELECT id, tenant_id, user_id, intent_id, source, text, evidence_refs::text, \
      jsonb_array_length(evidence_refs), classification, extract(epoch FROM captured_at)::float8, entity, \
      predicate, value::text, write_class, confidence, actor, embedding::real[], embedding_model, content_hash, \
-     metadata::text FROM memory_fabric.candidates WHERE id = $1";
+     metadata::text, supersedes, erased_at IS NOT NULL FROM memory_fabric.candidates WHERE id = $1";
 
 /// The candidate, or P0002.
 pub fn candidate(client: &SpiClient<'_>, id: &str) -> Candidate {
@@ -63,6 +65,8 @@ pub fn candidate(client: &SpiClient<'_>, id: &str) -> Candidate {
         embedding_model: col(&r, 18).unwrap_or_default(),
         content_hash: col(&r, 19).unwrap_or_default(),
         metadata: col(&r, 20).unwrap_or_else(|| "{}".into()),
+        supersedes: col(&r, 21),
+        erased: col(&r, 22).unwrap_or(false),
     }
 }
 
@@ -134,6 +138,9 @@ fn wrong_state(message: String) -> Error {
 
 /// Refuses a candidate that is promoted already, or that an operator rejected or replaced.
 pub fn require_open(client: &SpiClient<'_>, c: &Candidate) {
+    if c.erased {
+        raise(wrong_state(format!("candidate \"{}\" was erased", c.id)).detail("Its content was replaced by a tombstone."));
+    }
     if let Some(pm) = promoted_as(client, &c.id) {
         raise(wrong_state(format!("candidate \"{}\" is already promoted", c.id))
             .detail(format!("It was promoted as memory \"{pm}\"; a candidate is promoted at most once.")));

@@ -20,7 +20,7 @@ use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
 use serde_json::json;
 
-fn caller() -> pg_sys::Oid {
+pub fn caller() -> pg_sys::Oid {
     unsafe { pg_sys::GetOuterUserId() }
 }
 
@@ -30,7 +30,7 @@ fn caller_is_superuser() -> bool {
 
 /// Superusers and the role that installed the extension administer its data: they act for
 /// every tenant without grants or a pin, and may grant every tenant.
-fn caller_is_administrator(client: &SpiClient<'_>) -> bool {
+pub fn caller_is_administrator(client: &SpiClient<'_>) -> bool {
     caller_is_superuser()
         || client
             .select(
@@ -44,7 +44,7 @@ fn caller_is_administrator(client: &SpiClient<'_>) -> bool {
             .unwrap_or(false)
 }
 
-fn caller_name(client: &SpiClient<'_>) -> String {
+pub fn caller_name(client: &SpiClient<'_>) -> String {
     client
         .select("SELECT pg_catalog.pg_get_userbyid($1)::text", Some(1), &[caller().into()])
         .and_then(|t| t.first().get_one::<String>())

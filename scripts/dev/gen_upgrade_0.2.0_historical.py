@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes sql/memory_fabric--0.1.0--0.2.0.sql from the pieces of the fresh install that 0.2.0 added,
+"""Historical: how sql/memory_fabric--0.1.0--0.2.0.sql was generated (from the 0.2.0 sources).
+Writes sql/memory_fabric--0.1.0--0.2.0.sql from the pieces of the fresh install that 0.2.0 added,
 so the two cannot drift (tests/upgrade/run.sh checks the result against a fresh install)."""
 from pathlib import Path
 

@@ -146,6 +146,9 @@ fn _capture(
         if let Some(t) = tenant_id {
             crate::security::require_tenant(client, t);
         }
+        if write_class == Some("correction") {
+            crate::api::governance::require_correction_writer(client);
+        }
         capture(client, &input, caller_vec)
     })
 }

@@ -8,7 +8,7 @@ use crate::policy;
 use crate::rows::{self, Candidate};
 use crate::spi::{col, plan, vector_schema, FLOAT8, FLOAT4_ARRAY, INT4, TEXT};
 use memory_fabric_core::policy::Thresholds;
-use memory_fabric_core::review::{decide, Neighbor, Status, Subject, Verdict};
+use memory_fabric_core::review::{decide_with, Consent, Context, Neighbor, Status, Subject, Verdict};
 use memory_fabric_core::{embed, Error};
 use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
@@ -66,9 +66,9 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
     let exact_sql = format!(
         "SELECT {COLUMNS}, {sim} FROM memory_fabric.promoted_memory m \
          JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
-         WHERE {sc} AND (m.content_hash = $6 OR (m.entity = $7 AND m.predicate = $8)) ORDER BY m.id LIMIT 50"
+         WHERE {sc} AND (m.content_hash = $6 OR (m.entity = $7 AND m.predicate = $8) OR m.id = $9) ORDER BY m.id LIMIT 50"
     );
-    let p = plan(client, &exact_sql, &[TEXT, TEXT, TEXT, TEXT, FLOAT4_ARRAY, TEXT, TEXT, TEXT], false);
+    let p = plan(client, &exact_sql, &[TEXT, TEXT, TEXT, TEXT, FLOAT4_ARRAY, TEXT, TEXT, TEXT, TEXT], false);
     let mut args = base_args();
     args.extend([
         c.embedding_model.as_str().into(),
@@ -76,6 +76,7 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
         c.content_hash.as_str().into(),
         c.entity.as_deref().into(),
         c.predicate.as_deref().into(),
+        c.supersedes.as_deref().into(),
     ]);
     for r in client.select(&*p, None, &args).unwrap_or_else(|e| error!("memory_fabric: neighbour lookup failed: {e}")) {
         out.push(read_neighbor(&r, Some(12)));
@@ -119,6 +120,39 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
         }
     }
     out
+}
+
+/// Candidates an operator rejected in the candidate's scope: the same content, or the nearest by
+/// vector (review step 3). Rejections are few, so this is an exact scan of them.
+fn rejected_neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
+    let vs = vector_schema(client);
+    let user = if c.user_id.is_none() { "r.user_id IS NULL AND $2::text IS NULL" } else { "r.user_id = $2" };
+    let sql = format!(
+        "SELECT r.id, r.text, r.entity, r.predicate, r.value::text, r.intent_id, r.source, r.confidence, \
+                jsonb_array_length(r.evidence_refs), extract(epoch FROM r.captured_at)::float8, r.content_hash, \
+                CASE WHEN r.embedding_model = $3 AND r.embedding IS NOT NULL AND $4::real[] IS NOT NULL \
+                     THEN 1 - (r.embedding OPERATOR({vs}.<=>) $4::real[]::{vs}.vector) END AS sim \
+         FROM memory_fabric.decisions d JOIN memory_fabric.candidates r ON r.id = d.candidate_id \
+         WHERE d.tenant_id = $1 AND d.action = 'reject' AND {user} AND r.id <> $5 AND r.erased_at IS NULL \
+         ORDER BY (r.content_hash = $6) DESC, sim DESC NULLS LAST, r.id LIMIT {K}"
+    );
+    let p = plan(client, &sql, &[TEXT, TEXT, TEXT, FLOAT4_ARRAY, TEXT, TEXT], false);
+    client
+        .select(
+            &*p,
+            None,
+            &[
+                c.tenant_id.as_str().into(),
+                c.user_id.as_deref().into(),
+                c.embedding_model.as_str().into(),
+                c.embedding.clone().into(),
+                c.id.as_str().into(),
+                c.content_hash.as_str().into(),
+            ],
+        )
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read rejections: {e}"))
+        .map(|r| read_neighbor(&r, Some(12)))
+        .collect()
 }
 
 fn scope_size_exceeds(client: &SpiClient<'_>, c: &Candidate, sc: &str, limit: i64) -> bool {
@@ -189,8 +223,14 @@ fn ask_judge(client: &SpiClient<'_>, c: &Candidate, ns: &mut [Neighbor], t: Thre
 pub fn verdict_for(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&str>) -> (Verdict, i32) {
     let pol = policy::for_tenant(client, &c.tenant_id);
     let thresholds = pol.policy.thresholds_for(&c.embedding_model);
-    // Step 2 (consent for PII preferences, decisions and corrections) and step 3 (remembered
-    // rejections) belong here, before dedup; they arrive with the governance work.
+    let consent = pol
+        .policy
+        .needs_consent(&c.classification, c.write_class.as_deref())
+        .then(|| match crate::api::governance::matching_consent(client, c) {
+            Some(id) => Consent::Matched(id),
+            None => Consent::Missing,
+        });
+    let rejected = rejected_neighbors(client, c);
     let mut ns = neighbors(client, c);
     let judged = ask_judge(client, c, &mut ns, thresholds);
     let s = Subject {
@@ -206,13 +246,16 @@ pub fn verdict_for(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&s
         predicate: c.predicate.as_deref(),
         value: c.value.as_deref(),
         content_hash: &c.content_hash,
+        supersedes: c.supersedes.as_deref(),
     };
-    (decide(&s, &ns, thresholds, &pol.policy, judged, force_human), pol.version)
+    let cx = Context { judge_configured: judged, force_human, rejected: &rejected, consent };
+    (decide_with(&s, &ns, thresholds, &pol.policy, &cx), pol.version)
 }
 
 const INSERT: &str = "INSERT INTO memory_fabric.reviews (id, tenant_id, candidate_id, status, duplicate_of_id, \
      contradicts_id, contradiction_resolution, proposed_tier, priority_score, reviewer, reviewer_notes, reason, \
-     similarity, policy_version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
+     similarity, policy_version, consent_id, rejection_of_id) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)";
 
 /// Reviews one candidate and records the verdict; returns the review id.
 pub fn review(client: &mut SpiClient<'_>, candidate_id: &str, force_human: Option<&str>) -> String {
@@ -223,7 +266,7 @@ pub fn review(client: &mut SpiClient<'_>, candidate_id: &str, force_human: Optio
     let (v, policy_version) = verdict_for(client, &c, force_human);
 
     let id = crate::api::capture::new_id("rv");
-    let p = plan(client, INSERT, &[TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, FLOAT8, TEXT, TEXT, TEXT, FLOAT8, INT4], true);
+    let p = plan(client, INSERT, &[TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, FLOAT8, TEXT, TEXT, TEXT, FLOAT8, INT4, TEXT, TEXT], true);
     client
         .update(
             &*p,
@@ -243,6 +286,8 @@ pub fn review(client: &mut SpiClient<'_>, candidate_id: &str, force_human: Optio
                 v.reason.as_deref().into(),
                 v.similarity.into(),
                 policy_version.into(),
+                v.consent_id.as_deref().into(),
+                v.rejection_of.as_deref().into(),
             ],
         )
         .unwrap_or_else(|e| error!("memory_fabric: cannot record review: {e}"));

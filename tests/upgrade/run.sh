@@ -31,8 +31,20 @@ for script in "$MF_ROOT"/sql/released/memory_fabric--*.sql; do
   fresh_db "$db"
   q -d "$db" -c "SET client_min_messages = warning" -c "CREATE EXTENSION vector" \
     -c "CREATE EXTENSION memory_fabric VERSION '$as'"
-  q -d "$db" -c "SELECT m.id FROM memory_fabric.capture_memory('t_up', 'Written before the upgrade.', 'agent', 'PUBLIC') c,
-                 memory_fabric.review_candidate(c.id) r, memory_fabric.promote(c.id) m" > /dev/null
+  # Data as the old version stored it. Written with plain SQL on columns every released schema has:
+  # the library installed now is the new one, and its functions need the new schema (run
+  # ALTER EXTENSION memory_fabric UPDATE after installing new binaries, as for any extension).
+  q -d "$db" -c "
+    INSERT INTO memory_fabric.candidates (id, tenant_id, source, text, classification, embedding, embedding_model,
+                                          content_hash, policy_version)
+    VALUES ('mc_up', 't_up', 'agent', 'Written before the upgrade.', 'PUBLIC',
+            array_fill(0.05::real, ARRAY[384])::vector, 'memory_fabric/hash-384-v1', repeat('a', 64), 1);
+    INSERT INTO memory_fabric.reviews (id, tenant_id, candidate_id, status, proposed_tier, priority_score, reviewer, policy_version)
+    VALUES ('rv_up', 't_up', 'mc_up', 'pending_promotion', 'semantic', 0.5, 'auto', 1);
+    INSERT INTO memory_fabric.promoted_memory (id, candidate_id, review_id, tenant_id, text, classification, source, tier,
+                                               priority, embedding, embedding_model, content_hash, promoted_by)
+    SELECT 'pm_up', c.id, 'rv_up', c.tenant_id, c.text, c.classification, c.source, 'semantic', 0.5, c.embedding,
+           c.embedding_model, c.content_hash, 'auto' FROM memory_fabric.candidates c WHERE c.id = 'mc_up'" > /dev/null
   if [ "$as" != "$current" ] && [ "$as" = "$v" ]; then
     q -d "$db" -c "ALTER EXTENSION memory_fabric UPDATE"
   fi

@@ -44,6 +44,7 @@ LANGUAGE sql STABLE AS $$
     UNION ALL SELECT 'promoted_memory', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.promoted_memory x
     UNION ALL SELECT 'events', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.events x
     UNION ALL SELECT 'tenant_grants', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.tenant_grants x
+    UNION ALL SELECT 'recall_log', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.recall_log x
 $$;
 
 -- Runs one statement and reports its outcome as SQLSTATE, message and detail, with the

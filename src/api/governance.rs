@@ -1,0 +1,422 @@
+//! Governance: consent, policies, erasure, the recall log, and who may write a correction.
+
+use crate::api::capture::new_id;
+use crate::error::{raise, OrRaise};
+use crate::events;
+use crate::gucs;
+use crate::policy;
+use crate::rows::{self, require_text, Candidate};
+use crate::security::{caller_name, require_tenant};
+use crate::spi::{col, plan, INT4, TEXT, TEXT_ARRAY};
+use memory_fabric_core::policy::{merge, Policy};
+use memory_fabric_core::redact::{Outcome, Redactor};
+use memory_fabric_core::{Error, Kind};
+use pgrx::datum::TimestampWithTimeZone;
+use pgrx::pg_sys::{BuiltinOid, PgOid};
+use pgrx::prelude::*;
+use pgrx::spi::SpiClient;
+use serde_json::json;
+
+const TIMESTAMPTZ: PgOid = PgOid::BuiltIn(BuiltinOid::TIMESTAMPTZOID);
+
+const MATCHING_CONSENT: &str = "SELECT k.id FROM memory_fabric.consents k \
+     WHERE k.tenant_id = $1 AND (k.subject = $2 OR k.subject = $3) \
+       AND k.revoked_at IS NULL AND k.captured_at <= pg_catalog.clock_timestamp() \
+       AND (k.valid_until IS NULL OR k.valid_until > pg_catalog.clock_timestamp()) \
+       AND (pg_catalog.cardinality(k.predicates_allowed) = 0 OR $4 = ANY (k.predicates_allowed)) \
+       AND (pg_catalog.cardinality(k.classifications_allowed) = 0 OR $5 = ANY (k.classifications_allowed)) \
+       AND ($6::text IS NULL OR k.purpose = $6) \
+       AND NOT EXISTS (SELECT 1 FROM memory_fabric.consents s WHERE s.supersedes = k.id AND s.tenant_id = k.tenant_id \
+                       AND s.captured_at <= pg_catalog.clock_timestamp()) \
+     ORDER BY k.captured_at DESC, k.id LIMIT 1";
+
+/// Review step 2: a live consent of the candidate's tenant for its subject (its user or its
+/// entity), its predicate, its classification and, when the capture names one in metadata.purpose,
+/// its purpose. A consent superseded by a newer record no longer matches.
+pub fn matching_consent(client: &SpiClient<'_>, c: &Candidate) -> Option<String> {
+    let purpose = serde_json::from_str::<serde_json::Value>(&c.metadata)
+        .ok()
+        .and_then(|m| m.get("purpose").and_then(|p| p.as_str()).map(str::to_owned));
+    let p = plan(client, MATCHING_CONSENT, &[TEXT, TEXT, TEXT, TEXT, TEXT, TEXT], false);
+    client
+        .select(
+            &*p,
+            Some(1),
+            &[
+                c.tenant_id.as_str().into(),
+                c.user_id.as_deref().into(),
+                c.entity.as_deref().into(),
+                c.predicate.as_deref().into(),
+                c.classification.as_str().into(),
+                purpose.as_deref().into(),
+            ],
+        )
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read consents: {e}"))
+        .into_iter()
+        .next()
+        .and_then(|r| col(&r, 1))
+}
+
+/// Writing a correction takes the reviewer (or admin) role: corrections outrank what they correct.
+pub fn require_correction_writer(client: &SpiClient<'_>) {
+    if crate::security::caller_is_administrator(client) {
+        return;
+    }
+    let ok: bool = client
+        .select(
+            "SELECT pg_catalog.pg_has_role($1, 'memory_fabric_reviewer', 'USAGE') \
+                 OR pg_catalog.pg_has_role($1, 'memory_fabric_admin', 'USAGE')",
+            Some(1),
+            &[crate::security::caller().into()],
+        )
+        .and_then(|t| t.first().get_one::<bool>())
+        .ok()
+        .flatten()
+        .unwrap_or(false);
+    if !ok {
+        raise(Error::new(Kind::Privilege, "writing a correction needs the memory_fabric_reviewer role")
+            .detail(format!("Role \"{}\" captured a candidate of write class correction.", caller_name(client)))
+            .hint("Capture it as another write class, or have a reviewer capture the correction."));
+    }
+}
+
+const CONSENT_INSERT: &str = "INSERT INTO memory_fabric.consents (id, tenant_id, subject, purpose, predicates_allowed, \
+     classifications_allowed, basis, valid_until, evidence_refs, auditor_id, supersedes) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11)";
+
+#[allow(clippy::too_many_arguments)]
+#[pg_extern(volatile, parallel_unsafe)]
+fn _record_consent(
+    tenant_id: Option<&str>,
+    subject: Option<&str>,
+    purpose: Option<&str>,
+    basis: Option<&str>,
+    predicates_allowed: Option<Vec<Option<String>>>,
+    classifications_allowed: Option<Vec<Option<String>>>,
+    valid_until: Option<TimestampWithTimeZone>,
+    evidence_refs: Option<&str>,
+    auditor_id: Option<&str>,
+    supersedes: Option<&str>,
+) -> String {
+    let tenant = require_text("tenant_id", tenant_id);
+    let subject = require_text("subject", subject);
+    let purpose = require_text("purpose", purpose);
+    let basis = require_text("basis", basis);
+    let list = |name: &str, v: Option<Vec<Option<String>>>| -> Vec<String> {
+        v.unwrap_or_default()
+            .into_iter()
+            .map(|x| match x {
+                Some(s) if !s.trim().is_empty() => s,
+                _ => raise(Error::invalid(format!("{name} must not contain NULL or empty elements"))),
+            })
+            .collect()
+    };
+    let predicates = list("predicates_allowed", predicates_allowed);
+    let classifications = list("classifications_allowed", classifications_allowed);
+    let refs = evidence_refs.unwrap_or("[]");
+    match serde_json::from_str::<serde_json::Value>(refs) {
+        Ok(serde_json::Value::Array(a)) if a.iter().all(|x| x.as_str().is_some_and(|s| !s.trim().is_empty())) => {}
+        _ => raise(Error::invalid("evidence_refs must be a JSON array of non-empty strings")),
+    }
+    Spi::connect_mut(|client| {
+        require_tenant(client, &tenant);
+        if let Some(ts) = valid_until {
+            let past = client
+                .select("SELECT $1 <= pg_catalog.clock_timestamp()", Some(1), &[ts.into()])
+                .and_then(|t| t.first().get_one::<bool>())
+                .ok()
+                .flatten()
+                .unwrap_or(false);
+            if past {
+                raise(Error::invalid("valid_until is in the past").hint("A consent must be valid for some time to come."));
+            }
+        }
+        if let Some(s) = supersedes {
+            let found = client
+                .select("SELECT subject FROM memory_fabric.consents WHERE id = $1 AND tenant_id = $2", Some(1), &[s.into(), tenant.as_str().into()])
+                .unwrap_or_else(|e| error!("memory_fabric: cannot read consents: {e}"))
+                .into_iter()
+                .next()
+                .and_then(|r| col::<String>(&r, 1));
+            match found {
+                None => raise(Error::new(Kind::NotFound, format!("consent \"{s}\" does not exist"))),
+                Some(prev) if prev != subject => raise(
+                    Error::invalid(format!("consent \"{s}\" is for another subject"))
+                        .detail(format!("It is for \"{prev}\"; a consent only supersedes one of the same subject.")),
+                ),
+                _ => {}
+            }
+        }
+        let id = new_id("cns");
+        let p = plan(client, CONSENT_INSERT, &[TEXT, TEXT, TEXT, TEXT, TEXT_ARRAY, TEXT_ARRAY, TEXT, TIMESTAMPTZ, TEXT, TEXT, TEXT], true);
+        client
+            .update(
+                &*p,
+                None,
+                &[
+                    id.as_str().into(),
+                    tenant.as_str().into(),
+                    subject.as_str().into(),
+                    purpose.as_str().into(),
+                    predicates.into(),
+                    classifications.into(),
+                    basis.as_str().into(),
+                    valid_until.into(),
+                    refs.into(),
+                    auditor_id.into(),
+                    supersedes.into(),
+                ],
+            )
+            .unwrap_or_else(|e| error!("memory_fabric: cannot record consent: {e}"));
+        events::emit(client, &tenant, "memory.consent_recorded", &id, None, json!({"subject": subject, "purpose": purpose, "supersedes": supersedes}));
+        id
+    })
+}
+
+const CONSENT_OF: &str = "SELECT tenant_id, revoked_at IS NOT NULL FROM memory_fabric.consents WHERE id = $1";
+const CONSENT_REVOKE: &str = "UPDATE memory_fabric.consents SET revoked_at = pg_catalog.clock_timestamp(), revoked_by = $2, \
+     revocation_reason = $3 WHERE id = $1";
+const RETRACT_DEPENDENT: &str = "UPDATE memory_fabric.promoted_memory SET retracted_at = pg_catalog.clock_timestamp(), \
+     retracted_by = $2, retraction_reason = 'consent_revoked' WHERE consent_id = $1 AND retracted_at IS NULL RETURNING id";
+
+/// Revokes a consent (write-once) and, in the same transaction, retracts every live memory that
+/// depended on it. Recall already hides them from the revocation instant, even without this pass.
+#[pg_extern(volatile, parallel_unsafe)]
+fn _revoke_consent(consent_id: Option<&str>, reason: Option<&str>) -> String {
+    let id = require_text("consent_id", consent_id);
+    let reason = require_text("reason", reason);
+    Spi::connect_mut(|client| {
+        rows::lock(client, &format!("consent:{id}"));
+        let found = client
+            .select(&*plan(client, CONSENT_OF, &[TEXT], false), Some(1), &[id.as_str().into()])
+            .unwrap_or_else(|e| error!("memory_fabric: cannot read consent: {e}"))
+            .into_iter()
+            .next()
+            .map(|r| (col::<String>(&r, 1).unwrap_or_default(), col::<bool>(&r, 2).unwrap_or(false)));
+        let Some((tenant, revoked)) = found else {
+            raise(Error::new(Kind::NotFound, format!("consent \"{id}\" does not exist")));
+        };
+        require_tenant(client, &tenant);
+        if revoked {
+            raise(Error::new(Kind::WrongState, format!("consent \"{id}\" is already revoked")));
+        }
+        let by = caller_name(client);
+        client
+            .update(&*plan(client, CONSENT_REVOKE, &[TEXT, TEXT, TEXT], true), None, &[id.as_str().into(), by.as_str().into(), reason.as_str().into()])
+            .unwrap_or_else(|e| error!("memory_fabric: cannot revoke consent: {e}"));
+        let retracted: Vec<String> = client
+            .update(&*plan(client, RETRACT_DEPENDENT, &[TEXT, TEXT], true), None, &[id.as_str().into(), by.as_str().into()])
+            .unwrap_or_else(|e| error!("memory_fabric: cannot retract dependent memories: {e}"))
+            .filter_map(|r| col::<String>(&r, 1))
+            .collect();
+        for m in &retracted {
+            events::emit(client, &tenant, "memory.retracted", m, Some(&by), json!({"reason": "consent_revoked", "consent_id": id}));
+        }
+        events::emit(client, &tenant, "memory.consent_revoked", &id, Some(&by), json!({"reason": reason, "retracted": retracted.len(), "memories": retracted}));
+        id
+    })
+}
+
+const POLICY_NEXT: &str = "SELECT coalesce(max(version), 0) + 1 FROM memory_fabric.policies";
+const POLICY_INSERT: &str = "INSERT INTO memory_fabric.policies (tenant_id, version, body, created_by, note) \
+     VALUES ($1, $2, $3::jsonb, $4, $5)";
+const POLICY_BODY: &str = "SELECT body::text FROM memory_fabric.policies WHERE version = $1";
+
+/// Writes a new policy version for a tenant ('*': the default): the policy in force with the
+/// patch merged in, validated (and its redaction rules compiled) before it is written.
+#[pg_extern(volatile, parallel_unsafe)]
+fn _set_policy(tenant_id: Option<&str>, patch: Option<&str>, note: Option<&str>) -> i32 {
+    let tenant = require_text("tenant_id", tenant_id);
+    let patch: serde_json::Value = serde_json::from_str(patch.unwrap_or("null"))
+        .unwrap_or_else(|_| raise(Error::invalid("patch is not valid JSON")));
+    if !patch.is_object() {
+        raise(Error::invalid("patch must be a JSON object").hint("Pass the keys to change, e.g. '{\"trust\": {\"min_confidence\": 0.6}}'."));
+    }
+    Spi::connect_mut(|client| {
+        if tenant == "*" && !crate::security::caller_is_administrator(client) {
+            raise(Error::new(Kind::Privilege, "only a superuser or the extension's owner can change the default policy ('*')"));
+        }
+        require_tenant(client, &tenant);
+        rows::lock(client, "policies");
+        let current = policy::for_tenant(client, &tenant);
+        let mut body: serde_json::Value = client
+            .select(&*plan(client, POLICY_BODY, &[INT4], false), Some(1), &[current.version.into()])
+            .and_then(|t| t.first().get_one::<String>())
+            .ok()
+            .flatten()
+            .and_then(|b| serde_json::from_str(&b).ok())
+            .unwrap_or_else(Policy::default_json);
+        merge(&mut body, &patch);
+        let parsed = Policy::from_json(&body).or_raise();
+        Redactor::new(parsed.default_redaction, &parsed.redaction_rules).or_raise();
+        let version: i32 = client
+            .select(POLICY_NEXT, Some(1), &[])
+            .and_then(|t| t.first().get_one::<i32>())
+            .ok()
+            .flatten()
+            .unwrap_or(1);
+        let by = caller_name(client);
+        client
+            .update(
+                &*plan(client, POLICY_INSERT, &[TEXT, INT4, TEXT, TEXT, TEXT], true),
+                None,
+                &[tenant.as_str().into(), version.into(), body.to_string().as_str().into(), by.as_str().into(), note.into()],
+            )
+            .unwrap_or_else(|e| error!("memory_fabric: cannot write policy: {e}"));
+        events::emit(client, &tenant, "memory.policy_changed", &format!("policy:{version}"), Some(&by), json!({"version": version, "patch": patch}));
+        version
+    })
+}
+
+const ERASE_CANDIDATES: &str = "UPDATE memory_fabric.candidates SET erased_at = pg_catalog.clock_timestamp(), \
+     text = '[erased]', value = NULL, embedding = NULL, metadata = '{}' \
+     WHERE tenant_id = $1 AND (user_id = $2 OR entity = $2) AND erased_at IS NULL RETURNING id";
+const ERASE_MEMORIES: &str = "UPDATE memory_fabric.promoted_memory SET erased_at = pg_catalog.clock_timestamp(), \
+     text = '[erased]', value = NULL, embedding = NULL, \
+     retracted_at = coalesce(retracted_at, pg_catalog.clock_timestamp()), retracted_by = coalesce(retracted_by, $3), \
+     retraction_reason = coalesce(retraction_reason, 'erased') \
+     WHERE tenant_id = $1 AND (user_id = $2 OR entity = $2) AND erased_at IS NULL RETURNING id";
+
+/// Erasure: every candidate and memory of a subject (its user_id, or its entity) keeps its id,
+/// timestamps, hash and audit trail, and loses its content (text, value, embedding, metadata) to
+/// a tombstone. Live memories are retracted with it. Returns (candidates, memories) erased.
+#[pg_extern(volatile, parallel_unsafe)]
+fn _forget_subject(tenant_id: Option<&str>, user_id: Option<&str>, reason: Option<&str>) -> Vec<i64> {
+    let tenant = require_text("tenant_id", tenant_id);
+    let subject = require_text("user_id", user_id);
+    let reason = require_text("reason", reason);
+    Spi::connect_mut(|client| {
+        require_tenant(client, &tenant);
+        rows::lock(client, &format!("subject:{tenant}:{subject}"));
+        let by = caller_name(client);
+        let cands = client
+            .update(&*plan(client, ERASE_CANDIDATES, &[TEXT, TEXT], true), None, &[tenant.as_str().into(), subject.as_str().into()])
+            .unwrap_or_else(|e| error!("memory_fabric: cannot erase candidates: {e}"))
+            .len() as i64;
+        let mems = client
+            .update(&*plan(client, ERASE_MEMORIES, &[TEXT, TEXT, TEXT], true), None, &[tenant.as_str().into(), subject.as_str().into(), by.as_str().into()])
+            .unwrap_or_else(|e| error!("memory_fabric: cannot erase memories: {e}"))
+            .len() as i64;
+        events::emit(client, &tenant, "memory.erased", &format!("subject:{subject}"), Some(&by),
+                     json!({"reason": reason, "candidates": cands, "memories": mems}));
+        vec![cands, mems]
+    })
+}
+
+const PURGE_BATCH: &str = "WITH due AS ( \
+       SELECT id FROM memory_fabric.promoted_memory \
+       WHERE tenant_id = $1 AND erased_at IS NULL AND expires_at IS NOT NULL \
+         AND expires_at + coalesce(($2::jsonb ->> write_class)::bigint, ($2::jsonb ->> 'default')::bigint) * interval '1 second' \
+             < pg_catalog.clock_timestamp() \
+       ORDER BY expires_at, id LIMIT $3) \
+     UPDATE memory_fabric.promoted_memory m SET erased_at = pg_catalog.clock_timestamp(), text = '[erased]', value = NULL, \
+        embedding = NULL FROM due WHERE m.id = due.id RETURNING m.candidate_id";
+const PURGE_CANDIDATES: &str = "UPDATE memory_fabric.candidates SET erased_at = pg_catalog.clock_timestamp(), \
+     text = '[erased]', value = NULL, embedding = NULL, metadata = '{}' WHERE id = ANY ($1) AND erased_at IS NULL";
+
+/// Expiry purging: memories expired longer ago than their write class's retention lose their
+/// content (and their candidates') to a tombstone, in batches. Returns how many memories.
+#[pg_extern(volatile, parallel_unsafe)]
+fn _purge_expired(tenant_id: Option<&str>, batch_size: Option<i32>) -> i64 {
+    let tenant = require_text("tenant_id", tenant_id);
+    let batch = batch_size.unwrap_or(1000);
+    if !(1..=100_000).contains(&batch) {
+        raise(Error::invalid("batch_size must be between 1 and 100000"));
+    }
+    Spi::connect_mut(|client| {
+        require_tenant(client, &tenant);
+        let pol = policy::for_tenant(client, &tenant);
+        let retention: serde_json::Map<String, serde_json::Value> =
+            pol.policy.retention_seconds.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        let mut retention = serde_json::Value::Object(retention);
+        if retention.get("default").is_none() {
+            retention["default"] = json!(pol.policy.retention_of(None));
+        }
+        let retention = retention.to_string();
+        let mut total = 0i64;
+        loop {
+            pgrx::check_for_interrupts!();
+            let ids: Vec<String> = client
+                .update(&*plan(client, PURGE_BATCH, &[TEXT, TEXT, INT4], true), None, &[tenant.as_str().into(), retention.as_str().into(), batch.into()])
+                .unwrap_or_else(|e| error!("memory_fabric: cannot purge: {e}"))
+                .filter_map(|r| col::<String>(&r, 1))
+                .collect();
+            if ids.is_empty() {
+                break;
+            }
+            total += ids.len() as i64;
+            client
+                .update(&*plan(client, PURGE_CANDIDATES, &[TEXT_ARRAY], true), None, &[ids.into()])
+                .unwrap_or_else(|e| error!("memory_fabric: cannot purge candidates: {e}"));
+        }
+        if total > 0 {
+            events::emit(client, &tenant, "memory.erased", "expired", None, json!({"reason": "expired", "memories": total}));
+        }
+        total
+    })
+}
+
+const LOG: &str = "INSERT INTO memory_fabric.recall_log (id, tenant_id, role_name, intent_id, user_id, \
+     classification_allowed, query_text, as_of, max_recalls, memory_ids, scores) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
+
+/// Internal, called by recall: records what it returned when memory_fabric.log_recalls is on.
+/// Skipped on a hot standby (nothing can be written there). The query text is redacted first.
+#[allow(clippy::too_many_arguments)]
+#[pg_extern(volatile, parallel_unsafe)]
+fn _log_recall(
+    tenant_id: &str,
+    intent_id: Option<&str>,
+    user_id: Option<&str>,
+    classification_allowed: Option<Vec<Option<String>>>,
+    query_text: Option<&str>,
+    as_of: Option<TimestampWithTimeZone>,
+    max_recalls: i32,
+    memory_ids: Option<Vec<Option<String>>>,
+    scores: Option<Vec<Option<f64>>>,
+) -> bool {
+    if !gucs::LOG_RECALLS.get() || unsafe { pg_sys::RecoveryInProgress() } {
+        return false;
+    }
+    Spi::connect_mut(|client| {
+        let pol = policy::for_tenant(client, tenant_id);
+        let query = query_text.map(|q| pol.redactor.redact_str(q, &mut Outcome::default()));
+        let classes: Vec<String> = classification_allowed.unwrap_or_default().into_iter().flatten().collect();
+        let ids: Vec<String> = memory_ids.unwrap_or_default().into_iter().flatten().collect();
+        let scores: Option<Vec<f64>> = scores.map(|v| v.into_iter().map(|x| x.unwrap_or(f64::NAN)).collect());
+        let p = plan(
+            client,
+            LOG,
+            &[TEXT, TEXT, TEXT, TEXT, TEXT, TEXT_ARRAY, TEXT, TIMESTAMPTZ, INT4, TEXT_ARRAY, PgOid::BuiltIn(BuiltinOid::FLOAT8ARRAYOID)],
+            true,
+        );
+        client
+            .update(
+                &*p,
+                None,
+                &[
+                    new_id("rl").as_str().into(),
+                    tenant_id.into(),
+                    caller_name(client).as_str().into(),
+                    intent_id.into(),
+                    user_id.into(),
+                    classes.into(),
+                    query.as_deref().into(),
+                    as_of.into(),
+                    max_recalls.into(),
+                    ids.into(),
+                    scores.into(),
+                ],
+            )
+            .unwrap_or_else(|e| error!("memory_fabric: cannot log recall: {e}"));
+        true
+    })
+}
+
+/// [classifications, write classes] that need consent under the tenant's policy (for metrics).
+#[pg_extern(stable, parallel_safe)]
+fn _consent_rule(tenant_id: &str) -> TableIterator<'static, (name!(classifications, Vec<String>), name!(write_classes, Vec<String>))> {
+    let p = Spi::connect(|client| policy::for_tenant(client, tenant_id));
+    TableIterator::once((p.policy.consent_classifications.clone(), p.policy.consent_write_classes.clone()))
+}
+
