@@ -304,7 +304,9 @@ BEGIN
            r.candidate_id, r.evidence_refs, r.source, r.captured_at, r.consent_id, r.classification,
            r.user_id, r.intent_scope, r.entity, r.predicate, r.value, r.write_class, r.confidence,
            r.promoted_at, r.expires_at, r.embedding_model
-    FROM res r CROSS JOIN logged
+    -- logged is the outer side, so it runs even when res is empty (a miss is logged too)
+    FROM logged LEFT JOIN res r ON true
+    WHERE r.id IS NOT NULL
     ORDER BY r.ord;
 END
 $body$

@@ -173,6 +173,15 @@ fn same_fact(s: &Subject<'_>, n: &Neighbor) -> Option<bool> {
     }
 }
 
+/// Both state structured facts, about different attributes: never each other's duplicate or
+/// contradiction, however alike their words.
+fn different_keys(s: &Subject<'_>, n: &Neighbor) -> bool {
+    match (s.entity, s.predicate, &n.entity, &n.predicate) {
+        (Some(e), Some(p), Some(ne), Some(np)) => e != ne || p != np,
+        _ => false,
+    }
+}
+
 fn fmt_sim(x: Option<f64>) -> String {
     x.map(|v| format!(" (similarity {v:.3})")).unwrap_or_default()
 }
@@ -185,6 +194,7 @@ fn repeats(s: &Subject<'_>, me: &crate::assertion::Assertion, n: &Neighbor, t: T
     }
     let other = parse(&n.text);
     n.similarity.is_some_and(|x| x >= t.duplicate)
+        && !different_keys(s, n)
         && same_fact(s, n) != Some(false)
         && differs(me, &other).is_none()
         && !adds_information(me, &other)
@@ -314,7 +324,7 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
         .or_else(|| ns.iter().find(|n| same_fact(s, n) == Some(false)).map(|n| (*n, "fact".to_owned())))
         .or_else(|| {
             ns.iter().find_map(|n| {
-                if !n.similarity.is_some_and(|x| x >= thresholds.contradiction) {
+                if !n.similarity.is_some_and(|x| x >= thresholds.contradiction) || different_keys(s, n) {
                     return None;
                 }
                 if judge_configured {
@@ -586,6 +596,16 @@ mod tests {
         // Naming it without being a correction does not.
         let s = Subject { write_class: None, ..s };
         assert_eq!(decide(&s, &[old], th(), &policy(), false, None).status, Status::PendingPromotion);
+    }
+
+    #[test]
+    fn facts_about_different_attributes_never_collide() {
+        let s = Subject { text: "Customer cus_77 prefers German.", entity: Some("customer:cus_77"), predicate: Some("preferred_language"), ..seed() };
+        let mut m = n("pm_k", "Customer cus_77 prefers email.", 0.95);
+        (m.entity, m.predicate) = (Some("customer:cus_77".into()), Some("prefers_communication_channel".into()));
+        assert_eq!(decide(&s, &[m.clone()], th(), &policy(), false, None).status, Status::PendingPromotion);
+        let s = Subject { text: "Customer cus_77 prefers email!", ..s };
+        assert_eq!(decide(&s, &[m], th(), &policy(), false, None).status, Status::PendingPromotion);
     }
 
     #[test]

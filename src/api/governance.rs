@@ -268,12 +268,12 @@ fn _set_policy(tenant_id: Option<&str>, patch: Option<&str>, note: Option<&str>)
     })
 }
 
-const ERASE_CANDIDATES: &str = "UPDATE memory_fabric.candidates SET erased_at = pg_catalog.clock_timestamp(), \
+const ERASE_CANDIDATES: &str = "UPDATE memory_fabric.candidates SET erased_at = $3, \
      text = '[erased]', value = NULL, embedding = NULL, metadata = '{}' \
      WHERE tenant_id = $1 AND (user_id = $2 OR entity = $2) AND erased_at IS NULL RETURNING id";
-const ERASE_MEMORIES: &str = "UPDATE memory_fabric.promoted_memory SET erased_at = pg_catalog.clock_timestamp(), \
+const ERASE_MEMORIES: &str = "UPDATE memory_fabric.promoted_memory SET erased_at = $4, \
      text = '[erased]', value = NULL, embedding = NULL, \
-     retracted_at = coalesce(retracted_at, pg_catalog.clock_timestamp()), retracted_by = coalesce(retracted_by, $3), \
+     retracted_at = coalesce(retracted_at, $4), retracted_by = coalesce(retracted_by, $3), \
      retraction_reason = coalesce(retraction_reason, 'erased') \
      WHERE tenant_id = $1 AND (user_id = $2 OR entity = $2) AND erased_at IS NULL RETURNING id";
 
@@ -289,12 +289,19 @@ fn _forget_subject(tenant_id: Option<&str>, user_id: Option<&str>, reason: Optio
         require_tenant(client, &tenant);
         rows::lock(client, &format!("subject:{tenant}:{subject}"));
         let by = caller_name(client);
+        // One instant for the whole erasure, so its history reads in a stable order.
+        let at: TimestampWithTimeZone = client
+            .select("SELECT pg_catalog.clock_timestamp()", Some(1), &[])
+            .and_then(|t| t.first().get_one::<TimestampWithTimeZone>())
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| error!("memory_fabric: no clock"));
         let cands = client
-            .update(&*plan(client, ERASE_CANDIDATES, &[TEXT, TEXT], true), None, &[tenant.as_str().into(), subject.as_str().into()])
+            .update(&*plan(client, ERASE_CANDIDATES, &[TEXT, TEXT, TIMESTAMPTZ], true), None, &[tenant.as_str().into(), subject.as_str().into(), at.into()])
             .unwrap_or_else(|e| error!("memory_fabric: cannot erase candidates: {e}"))
             .len() as i64;
         let mems = client
-            .update(&*plan(client, ERASE_MEMORIES, &[TEXT, TEXT, TEXT], true), None, &[tenant.as_str().into(), subject.as_str().into(), by.as_str().into()])
+            .update(&*plan(client, ERASE_MEMORIES, &[TEXT, TEXT, TEXT, TIMESTAMPTZ], true), None, &[tenant.as_str().into(), subject.as_str().into(), by.as_str().into(), at.into()])
             .unwrap_or_else(|e| error!("memory_fabric: cannot erase memories: {e}"))
             .len() as i64;
         events::emit(client, &tenant, "memory.erased", &format!("subject:{subject}"), Some(&by),
