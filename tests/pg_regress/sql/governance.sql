@@ -185,6 +185,18 @@ SELECT pg_sleep(1.2);
 SELECT memory_fabric.purge_expired('t_purge') AS purged;
 SELECT text, erased_at IS NOT NULL AS erased FROM memory_fabric.promoted_memory WHERE id = :'w_pm';
 SELECT memory_fabric.purge_expired('t_purge') AS purged_again;
+-- retention is per write class: preferences here keep their content an hour past expiry
+SELECT version > 0 FROM memory_fabric.set_policy('t_purge', '{"retention_seconds": {"preference": 3600}}');
+SELECT pg_temp.cap('t_purge', 'Prefers morning calls for billing questions.', 'agent', 'PII', wc => 'preference') AS wp \gset
+SELECT pg_temp.cap('t_purge', 'Renewal decided: two-year plan signed.', 'agent', 'PII', wc => 'decision_outcome') AS wd \gset
+-- (these PII notes need no consent under this tenant's policy)
+SELECT (memory_fabric.set_policy('t_purge', '{"consent": {"classifications": []}}')).version > 0 AS no_consent_needed;
+SELECT r1.status, r2.status FROM memory_fabric.review_candidate(:'wp') r1, memory_fabric.review_candidate(:'wd') r2;
+SELECT count(*) FROM memory_fabric.promote(:'wp') p1, memory_fabric.promote(:'wd') p2;
+SELECT pg_sleep(1.2);
+SELECT memory_fabric.purge_expired('t_purge') AS purged_only_the_decision;
+SELECT write_class, erased_at IS NOT NULL AS erased FROM memory_fabric.promoted_memory
+WHERE candidate_id IN (:'wp', :'wd') ORDER BY write_class;
 SELECT public.regress_try($$SELECT memory_fabric.purge_expired('t_purge', batch_size => 0)$$) AS bad_batch;
 SET ROLE regress_gov_reviewer;
 SET memory_fabric.tenant_id = 't_corr';

@@ -97,11 +97,24 @@ SELECT public.regress_try(format('SELECT memory_fabric.retract(%L, %L, %L)', :'b
 SELECT public.regress_try($$SELECT memory_fabric.grant_tenant('regress_admin_a', 'tenant_b')$$) AS grant_self_b;
 SELECT public.regress_try($$SELECT memory_fabric.grant_tenant('regress_admin_a', '*')$$) AS grant_self_all;
 SELECT public.regress_try($$SELECT memory_fabric.revoke_tenant('regress_agent_b', 'tenant_b')$$) AS revoke_b;
+-- ... and every governance function, as admin A against B.
+SELECT public.regress_try($$SELECT memory_fabric.record_consent('tenant_b', 'c9', 'p', 'b')$$) AS consent_b;
+SELECT public.regress_try($$SELECT memory_fabric.set_policy('tenant_b', '{}')$$) AS policy_b;
+SELECT public.regress_try($$SELECT memory_fabric.set_policy('*', '{}')$$) AS policy_default;
+SELECT public.regress_try($$SELECT memory_fabric.forget_subject('tenant_b', 'c9', 'x')$$) AS forget_b;
+SELECT public.regress_try($$SELECT memory_fabric.purge_expired('tenant_b')$$) AS purge_b;
+SELECT public.regress_try(format('SELECT memory_fabric.explain_recall(%L, %L)', 'tenant_b', :'b_mem')) AS explain_b;
+SELECT public.regress_try(format('SELECT memory_fabric.memory_history(%L)', :'b_mem')) AS history_b;
+SELECT public.regress_try($$SELECT count(*) FROM memory_fabric.metrics WHERE tenant_id = 'tenant_b'$$) AS metrics_b_query;
+SELECT count(*) AS metrics_rows_for_b FROM memory_fabric.metrics WHERE tenant_id = 'tenant_b';
 -- Roles outside their job: an agent approving, retracting or granting.
 SET ROLE regress_agent_a;
 SELECT public.regress_try(format('SELECT memory_fabric.approve(%L, %L)', :'a_queued', 'someone')) AS agent_approves;
 SELECT public.regress_try(format('SELECT memory_fabric.retract(%L, %L, %L)', :'a_mem', 'x', 'y')) AS agent_retracts;
 SELECT public.regress_try($$SELECT memory_fabric.grant_tenant('regress_agent_a', 'tenant_b')$$) AS agent_grants;
+SELECT public.regress_try($$SELECT memory_fabric.forget_subject('tenant_a', 'c1', 'x')$$) AS agent_erases;
+SELECT public.regress_try($$SELECT memory_fabric.set_policy('tenant_a', '{}')$$) AS agent_sets_policy;
+SELECT public.regress_try($$SELECT count(*) FROM memory_fabric.metrics$$) AS agent_reads_metrics;
 -- The internal functions are nobody's to call.
 SELECT public.regress_try($$SELECT memory_fabric._capture('tenant_a', 'x', 'agent', 'INTERNAL', NULL, NULL, '[]', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, '{}')$$) AS internal_capture;
 SELECT public.regress_try(format('SELECT memory_fabric._promote(%L, NULL)', :'a_fact')) AS internal_promote;
