@@ -159,6 +159,20 @@ fn scoped_nearest_neighbour_is_exact_through_the_index() {
         .unwrap();
         assert_eq!(owner, tenant);
     }
+    // A generic plan (what PostgreSQL switches kept plans to after five runs) still uses the
+    // partial HNSW index: the model is written into the statement, not passed as a parameter.
+    let scans = || {
+        Spi::get_one::<i64>("SELECT pg_stat_get_xact_numscans('memory_fabric.promoted_builtin_hnsw'::regclass)")
+            .unwrap()
+            .unwrap_or(0)
+    };
+    Spi::run("SET plan_cache_mode = force_generic_plan; SET enable_sort = off; SET memory_fabric.exact_search_limit = 0").unwrap();
+    let probe = capture("t_big", "Customer cust_7 prefers phone for billing updates!");
+    let before = scans();
+    assert!(nearest(&probe).is_some());
+    assert!(scans() > before, "the generic plan did not scan promoted_builtin_hnsw");
+    Spi::run("RESET plan_cache_mode; RESET enable_sort").unwrap();
+
     // The index really is used on the forced path.
     Spi::run("SET enable_sort = off").unwrap();
     let plan: Vec<String> = Spi::connect(|c| {

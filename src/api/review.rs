@@ -9,7 +9,7 @@ use crate::rows::{self, Candidate};
 use crate::spi::{col, plan, vector_schema, FLOAT8, FLOAT4_ARRAY, INT4, TEXT};
 use memory_fabric_core::policy::Thresholds;
 use memory_fabric_core::review::{decide_with, Consent, Context, Neighbor, Status, Subject, Verdict};
-use memory_fabric_core::{embed, Error};
+use memory_fabric_core::Error;
 use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
 use serde_json::json;
@@ -85,14 +85,18 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
     // Nearest by vector, within the scope and the candidate's model only.
     if c.embedding.is_some() {
         let limit = gucs::EXACT_SEARCH_LIMIT.get().max(0) as i64;
-        let use_index = c.embedding_model == embed::MODEL && scope_size_exceeds(client, c, &sc, limit);
+        let use_index = scope_size_exceeds(client, c, &sc, limit);
         let rows_sql = if use_index {
-            // HNSW with an iterative scan, so the scope filter cannot starve the result.
-            let d = embed::DIMENSIONS;
+            // HNSW with an iterative scan, so the scope filter cannot starve the result. The
+            // indexes are partial (one per model), so the model is written into the statement:
+            // a parameter would stop a generic plan from ever matching the index predicate.
+            // Without an index for the model this is still exact, a scan and a sort.
+            let d = q.len();
+            let model = pgrx::spi::quote_literal(&c.embedding_model);
             format!(
                 "SELECT {COLUMNS}, 1 - (m.embedding::{vs}.vector({d}) OPERATOR({vs}.<=>) $5::real[]::{vs}.vector({d})) \
                  FROM memory_fabric.promoted_memory m JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
-                 WHERE {sc} AND m.embedding_model = $4 \
+                 WHERE {sc} AND m.embedding_model = {model} AND $4::text IS NOT NULL \
                  ORDER BY m.embedding::{vs}.vector({d}) OPERATOR({vs}.<=>) $5::real[]::{vs}.vector({d}) LIMIT $6"
             )
         } else {
