@@ -6,6 +6,7 @@
 #   4. isolation  pg_isolation_regress specs for races   (tests/isolation)
 #   5. shell    client-level checks, e.g. notifications  (tests/shell)
 #      upgrade  every released version updates to this one's schema (tests/upgrade)
+#   6. bench    a seconds-long smoke of the benchmark (bench/run.sh --smoke)
 # Exits non-zero if any layer fails; ends with a "N passed, N failed" line.
 # Name layers to run only those: bash scripts/test.sh regress
 set -euo pipefail
@@ -112,6 +113,13 @@ for t in "${checks[@]}"; do
   total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
   if [ $rc != 0 ]; then failed_layers+=("shell:$(basename "$t")"); [ "$f" -gt 0 ] || total_fail=$((total_fail + 1)); fi
 done
+fi
+
+# 6. bench: a seconds-long smoke of the benchmark (bench/run.sh --smoke): every operation runs
+if want bench; then
+  rc=0; layer bench "$logs/bench.log" bash "$MF_ROOT/bench/run.sh" --smoke || rc=$?
+  f=$(grep -c 'failed (rc=' "$logs/bench.log" || true)
+  if [ $rc != 0 ] || [ "$f" -gt 0 ]; then failed_layers+=(bench); total_fail=$((total_fail + 1)); else total_pass=$((total_pass + 1)); fi
 fi
 
 echo

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The memory_fabric benchmark. One command, after the README's set-up:
+#   bash bench/run.sh                      # 10k, 100k and 1M memories, 1/4/16 clients
+#   bash bench/run.sh --sizes 10000,100000 --clients 1,4 --seconds 10
+#   bash bench/run.sh --smoke              # seconds: 2k memories, 1 client (what CI runs)
+# Every measured operation calls the public functions as an ordinary role (bench_agent) with
+# row-level security on; loading uses COPY. Results: bench/results/<date>/ and BENCHMARKS.md.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+sizes=10000,100000,1000000 clients=1,4,16 seconds=20 smoke=0 release=1 txns=100
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --sizes) sizes=$2; shift 2 ;;
+    --clients) clients=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --smoke) smoke=1; sizes=2000; clients=1; seconds=2; txns=20; release=0; shift ;;
+    --debug-build) release=0; shift ;;
+    *) echo "usage: $0 [--sizes N,N] [--clients N,N] [--seconds S] [--smoke]" >&2; exit 2 ;;
+  esac
+done
+cd "$MF_ROOT"
+db=memory_fabric_bench
+out=$MF_ROOT/bench/results/$(date -u +%Y%m%dT%H%M%SZ); [ $smoke = 1 ] && out=$MF_BUILD/bench-smoke
+rm -rf "$out"; mkdir -p "$out"; chmod 777 "$out"
+mf_log "building (release=$release)"
+if [ $release = 1 ]; then
+  cargo pgrx install --release --pg-config "$MF_PG_CONFIG" > "$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
+else
+  cargo pgrx install --pg-config "$MF_PG_CONFIG" > "$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
+fi
+cargo build -q --release -p memory_fabric_bench
+if [ $smoke = 0 ]; then
+  python3 -c "import matplotlib, psycopg" 2>/dev/null || python3 -m pip install -q matplotlib "psycopg[binary]"
+fi
+gen=$MF_ROOT/target/release/mf-bench-gen
+bash scripts/cluster.sh start
+psql_() { mf_psql -q -X "$@"; }
+psql_ -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+psql_ -d $db -f bench/sql/setup.sql > /dev/null
+nprobes=$([ $smoke = 1 ] && echo 1000 || echo 20000)
+nreview=$([ $smoke = 1 ] && echo 100 || echo 2000)
+csum=0; for c in ${clients//,/ }; do csum=$((csum + c)); done
+npromote=$(( txns * csum + (smoke ? 20 : 200) ))
+loaded=0
+results=$out/results.tsv
+printf 'size\top\tclients\ttps\tp50_ms\tp95_ms\tp99_ms\ttxns\terrors\n' > "$results"
+
+bench_op() { # size op clients [-T secs | -t txns] user
+  local size=$1 op=$2 c=$3 mode=$4 n=$5 user=$6 j
+  j=$(( c < 2 ? c : 2 ))
+  local log=$out/logs/$size-$op-$c; mkdir -p "$log"
+  local rc=0
+  (cd "$log" && "$MF_PG_BINDIR/pgbench" -n -h "$MF_PGHOST" -p "$MF_PGPORT" -U "$user" -d $db \
+      -f "$MF_ROOT/bench/sql/$op.sql" -c "$c" -j "$j" "$mode" "$n" -D nprobes=$nprobes -D nreview=$nreview \
+      -l --log-prefix=tx > summary.txt 2>&1) || rc=$?
+  python3 "$MF_ROOT/bench/percentiles.py" "$size" "$op" "$c" "$log" >> "$results" || true
+  if [ $rc != 0 ]; then mf_log "pgbench $op c=$c failed (rc=$rc), see $log/summary.txt"; tail -5 "$log/summary.txt" >&2; fi
+}
+
+for size in ${sizes//,/ }; do
+  mf_log "loading to $size memories"
+  "$gen" memories $loaded "$size" > "$out/candidates.copy"
+  psql_ -d $db -c "\\copy memory_fabric.candidates (id, tenant_id, user_id, intent_id, source, text, classification, embedding, embedding_model, content_hash, policy_version) FROM '$out/candidates.copy'"
+  rm -f "$out/candidates.copy"
+  psql_ -d $db -f bench/sql/promote_loaded.sql > /dev/null
+  loaded=$size
+  mf_log "indexing"
+  psql_ -d $db -c "SET maintenance_work_mem = '2GB'" -c "DROP INDEX IF EXISTS bench_hnsw" \
+    -c "CREATE INDEX bench_hnsw ON memory_fabric.promoted_memory USING hnsw ((embedding::vector(384)) vector_cosine_ops) WHERE embedding_model = 'bench-384'" \
+    -c "VACUUM ANALYZE memory_fabric.promoted_memory" -c "ANALYZE memory_fabric.candidates"
+  psql_ -d $db -c "TRUNCATE bench.probes"
+  "$gen" probes $((nprobes / 2)) "$size" > "$out/probes.copy"
+  psql_ -d $db -c "\\copy bench.probes FROM '$out/probes.copy'"
+  psql_ -d $db -v nreview=$nreview -v npromote=$npromote -f bench/sql/pools.sql
+  for c in ${clients//,/ }; do
+    for op in capture_vec plain_insert capture_text review recall_noquery recall_vec recall_text; do
+      bench_op "$size" "$op" "$c" -T "$seconds" bench_agent
+    done
+    bench_op "$size" exact_scan "$c" -T "$seconds" "$MF_PGUSER"
+    bench_op "$size" promote "$c" -t "$txns" bench_agent
+    bench_op "$size" pipeline "$c" -t "$txns" bench_agent
+  done
+  mf_log "recall@1"
+  r_default=$(psql_ -At -d $db -f bench/sql/recall_at_1.sql)
+  psql_ -d $db -c "SET memory_fabric.exact_search_limit = 0" -c "SELECT count(*) FROM bench.review_pool rp, memory_fabric.review_candidate(rp.candidate_id) r" > /dev/null
+  r_index=$(psql_ -At -d $db -f bench/sql/recall_at_1.sql)
+  printf '%s\t%s\t%s\n' "$size" "$r_default" "$r_index" >> "$out/recall_at_1.tsv"
+  if [ $smoke = 0 ]; then
+    python3 bench/app_side.py --host "$MF_PGHOST" --port "$MF_PGPORT" --db $db --size "$size" --n 200 >> "$results" || mf_log "app-side baseline failed"
+  fi
+  psql_ -At -d $db -c "SELECT '$size', sum(n), count(*), max(n), percentile_disc(0.5) WITHIN GROUP (ORDER BY n) FROM (SELECT tenant_id, count(*) n FROM memory_fabric.promoted_memory GROUP BY 1) t" >> "$out/dataset.tsv"
+done
+python3 bench/report.py "$out" $([ $smoke = 1 ] && echo --smoke)
+mf_log "results in $out"

@@ -1,0 +1,2 @@
+\set r random(1, :nreview)
+SELECT x.id FROM bench.review_pool rp JOIN memory_fabric.candidates c ON c.id = rp.candidate_id, LATERAL (SELECT m.id FROM memory_fabric.promoted_memory m WHERE m.tenant_id = c.tenant_id AND (m.user_id = c.user_id OR (m.user_id IS NULL AND c.user_id IS NULL)) AND (m.intent_scope IS NULL OR m.intent_scope = c.intent_id) AND m.retracted_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > now()) AND m.embedding_model = 'bench-384' ORDER BY m.embedding <=> c.embedding LIMIT 5) x WHERE rp.n = :r;

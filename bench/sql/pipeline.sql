@@ -1,0 +1,1 @@
+SELECT bench.pipeline(nextval('bench.pipeline_seq'));
