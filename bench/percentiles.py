@@ -22,6 +22,11 @@ if m:
 if "aborted" in summary or "error" in summary.lower():
     errors = max(errors, 1)
 lat.sort()
+# a promote or pipeline transaction that found no pool row would be a no-op: count it as an error
+if op in ("promote", "pipeline") and "processed: " in summary:
+    m = re.search(r"number of transactions actually processed: (\d+)/(\d+)", summary)
+    if m and m.group(1) != m.group(2):
+        errors = max(errors, 1)
 
 
 def pct(p):

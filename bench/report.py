@@ -128,4 +128,7 @@ if smoke:
     print(text)
 else:
     open(f"{root}/BENCHMARKS.md", "w").write(text)
+    # the run's summary beside it (the per-transaction logs stay in bench/results/, not in git)
+    import shutil
+    shutil.copy(f"{out}/results.tsv", f"{root}/bench/last-run.tsv")
     print(text)

@@ -35,7 +35,7 @@ fi
 gen=$MF_ROOT/target/release/mf-bench-gen
 bash scripts/cluster.sh start
 psql_() { mf_psql -q -X "$@"; }
-psql_ -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+psql_ -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
 psql_ -d $db -f bench/sql/setup.sql > /dev/null
 nprobes=$([ $smoke = 1 ] && echo 1000 || echo 20000)
 nreview=$([ $smoke = 1 ] && echo 100 || echo 2000)

@@ -76,15 +76,29 @@ fn denied(message: String) -> Error {
     Error::new(Kind::Privilege, message)
 }
 
-/// Refuses (42501) unless the caller may act for `tenant` now.
+const ACCESS: &str = "SELECT (SELECT e.extowner = $2 FROM pg_catalog.pg_extension e WHERE e.extname = 'memory_fabric'), \
+     EXISTS (SELECT 1 FROM memory_fabric.tenant_grants g JOIN pg_catalog.pg_roles r ON r.rolname = g.role_name \
+             WHERE g.revoked_at IS NULL AND (g.tenant_id = $1 OR g.tenant_id = '*') \
+               AND pg_catalog.pg_has_role($2, r.oid, 'USAGE'))";
+
+/// Refuses (42501) unless the caller may act for `tenant` now. One query: is the caller the
+/// extension's owner, and does it hold a live grant for the tenant.
 pub fn require_tenant(client: &SpiClient<'_>, tenant: &str) {
-    if caller_is_administrator(client) {
+    if caller_is_superuser() {
         return;
     }
-    let who = caller_name(client);
+    let p = plan(client, ACCESS, &[TEXT, pgrx::pg_sys::PgOid::BuiltIn(pgrx::pg_sys::BuiltinOid::OIDOID)], false);
+    let (owner, granted) = client
+        .select(&*p, Some(1), &[tenant.into(), caller().into()])
+        .and_then(|t| t.first().get_two::<bool, bool>())
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read tenant grants: {e}"));
+    if owner == Some(true) {
+        return;
+    }
+    let who = || caller_name(client);
     match pin() {
         None => raise(
-            denied(format!("memory_fabric.tenant_id is not set for role \"{who}\""))
+            denied(format!("memory_fabric.tenant_id is not set for role \"{}\"", who()))
                 .detail(format!("Acting for tenant \"{tenant}\" needs the transaction pinned to it."))
                 .hint(format!("Run SET LOCAL memory_fabric.tenant_id = '{}' first.", tenant.replace('\'', "''"))),
         ),
@@ -94,9 +108,9 @@ pub fn require_tenant(client: &SpiClient<'_>, tenant: &str) {
         ),
         _ => {}
     }
-    if !has_grant(client, tenant) {
+    if granted != Some(true) {
         raise(
-            denied(format!("role \"{who}\" has no access to tenant \"{tenant}\""))
+            denied(format!("role \"{}\" has no access to tenant \"{tenant}\"", who()))
                 .hint("An admin can grant it with memory_fabric.grant_tenant()."),
         );
     }

@@ -20,6 +20,10 @@ WHERE s.status = 'pending_promotion';
 CREATE TABLE bench.pipeline_pool AS
 SELECT row_number() OVER (ORDER BY p.id) AS n, p.*
 FROM (SELECT * FROM bench.probes WHERE kind = 'fresh' ORDER BY id OFFSET :npromote) p;
+ALTER TABLE bench.review_pool ADD PRIMARY KEY (n);
+ALTER TABLE bench.promote_pool ADD PRIMARY KEY (n);
+ALTER TABLE bench.pipeline_pool ADD PRIMARY KEY (n);
+ANALYZE bench.review_pool, bench.promote_pool, bench.pipeline_pool;
 CREATE SEQUENCE IF NOT EXISTS bench.promote_seq;
 CREATE SEQUENCE IF NOT EXISTS bench.pipeline_seq;
 ALTER SEQUENCE bench.promote_seq RESTART;

@@ -1,1 +1,1 @@
-SELECT (memory_fabric.promote(s.candidate_id)).tier FROM (SELECT set_config('memory_fabric.tenant_id', q.tenant_id, true) AS pin, q.* FROM bench.promote_pool q WHERE q.n = nextval('bench.promote_seq')) s;
+SELECT (memory_fabric.promote(s.candidate_id)).tier FROM (SELECT set_config('memory_fabric.tenant_id', q.tenant_id, true) AS pin, q.* FROM bench.promote_pool q WHERE q.n = (SELECT nextval('bench.promote_seq'))) s;

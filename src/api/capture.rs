@@ -16,8 +16,8 @@ const INSERT: &str = "INSERT INTO memory_fabric.candidates \
     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $16, \
             $17, $18, $19::jsonb, $20, $21, $22)";
 
-const MODEL_DIMS: &str =
-    "SELECT dimensions FROM memory_fabric.embedding_models WHERE tenant_id = $1 AND model = $2";
+const MODEL_DIMS: &str = "SELECT dimensions, xmin::text::bigint \
+     FROM memory_fabric.embedding_models WHERE tenant_id = $1 AND model = $2";
 const MODEL_REGISTER: &str = "INSERT INTO memory_fabric.embedding_models (tenant_id, model, dimensions) \
      VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
 const SUPERSEDES_EXISTS: &str = "SELECT EXISTS (SELECT 1 FROM memory_fabric.candidates WHERE id = $1 AND tenant_id = $2) \
@@ -44,23 +44,53 @@ fn require_utf8() {
     }
 }
 
+thread_local! {
+    // (tenant, model) → dimension. A registration is append-only and never changes, so a value
+    // read from a committed row holds for the life of the backend.
+    static DIMENSIONS: std::cell::RefCell<std::collections::HashMap<(String, String), i32>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
 /// The dimension registered for (tenant, model), registering `dims` if the model is new.
 fn registered_dimensions(client: &mut SpiClient<'_>, tenant: &str, model: &str, dims: i32) -> i32 {
-    let read = |client: &SpiClient<'_>| -> Option<i32> {
-        client
-            .select(&*plan(client, MODEL_DIMS, &[TEXT, TEXT], false), Some(1), &[tenant.into(), model.into()])
-            .and_then(|t| if t.is_empty() { Ok(None) } else { t.first().get_one::<i32>() })
-            .unwrap_or_else(|e| error!("memory_fabric: cannot read embedding models: {e}"))
-    };
-    if let Some(d) = read(client) {
+    let key = (tenant.to_owned(), model.to_owned());
+    if let Some(d) = DIMENSIONS.with(|m| m.borrow().get(&key).copied()) {
         return d;
     }
-    let ins = plan(client, MODEL_REGISTER, &[TEXT, TEXT, INT4], true);
-    client
-        .update(&*ins, None, &[tenant.into(), model.into(), dims.into()])
-        .unwrap_or_else(|e| error!("memory_fabric: cannot register embedding model: {e}"));
-    // Lost a race with another first capture of this model: theirs decides.
-    read(client).unwrap_or(dims)
+    // (dimension, written by this transaction?)
+    let read = |client: &SpiClient<'_>| -> Option<(i32, bool)> {
+        client
+            .select(&*plan(client, MODEL_DIMS, &[TEXT, TEXT], false), Some(1), &[tenant.into(), model.into()])
+            .and_then(|t| {
+                if t.is_empty() {
+                    return Ok(None);
+                }
+                let (d, xmin) = t.first().get_two::<i32, i64>()?;
+                // Written by this transaction (or one of its subtransactions): not committed yet.
+                let mine = xmin.is_none_or(|x| unsafe {
+                    pg_sys::TransactionIdIsCurrentTransactionId(pg_sys::TransactionId::from_inner(x as u32))
+                });
+                Ok(d.map(|d| (d, mine)))
+            })
+            .unwrap_or_else(|e| error!("memory_fabric: cannot read embedding models: {e}"))
+    };
+    let found = read(client).or_else(|| {
+        let ins = plan(client, MODEL_REGISTER, &[TEXT, TEXT, INT4], true);
+        client
+            .update(&*ins, None, &[tenant.into(), model.into(), dims.into()])
+            .unwrap_or_else(|e| error!("memory_fabric: cannot register embedding model: {e}"));
+        // Lost a race with another first capture of this model: theirs decides.
+        read(client)
+    });
+    match found {
+        Some((d, false)) => {
+            DIMENSIONS.with(|m| m.borrow_mut().insert(key, d));
+            d
+        }
+        // our own, not yet committed registration: do not cache it (it may roll back)
+        Some((d, true)) => d,
+        None => dims,
+    }
 }
 
 /// Embeds text with the SQL function named by memory_fabric.embedding_function.
