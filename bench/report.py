@@ -96,6 +96,15 @@ if recall1:
     lines.append("| review recall@1 (default search / HNSW forced) | " + " | ".join(
         f"{recall1[str(s)][0].split('|')[1] if '|' in recall1.get(str(s), ('',''))[0] else ''} / "
         f"{recall1[str(s)][1].split('|')[1] if '|' in recall1.get(str(s), ('',''))[1] else ''}" for s in sizes) + " |")
+if len(sizes) > 1:
+    lines.append("\n## How cost grows (p50 at each size / p50 at the smallest, 1 client)\n")
+    lines.append("| operation | " + " | ".join(f"{s:,}" for s in sizes[1:]) + " |")
+    lines.append("|---|" + "---|" * (len(sizes) - 1))
+    for op in ops:
+        base = fnum(cell(sizes[0], op, 1, "p50_ms"))
+        if base:
+            lines.append(f"| {label[op]} | " + " | ".join(
+                f"{fnum(cell(s, op, 1, 'p50_ms')) / base:.2f}×" if fnum(cell(s, op, 1, "p50_ms")) else "" for s in sizes[1:]) + " |")
 lines.append("\n## SPEC §6 targets at the largest size measured\n")
 big = sizes[-1]
 checks = [("recall p50 ≤ 1 ms without a query vector", fnum(cell(big, "recall_noquery", 1, "p50_ms")), 1.0),
@@ -112,7 +121,7 @@ if not smoke:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         fig, ax = plt.subplots(figsize=(8, 5))
-        for op in ["capture_vec", "plain_insert", "review", "exact_scan", "pipeline", "recall_noquery", "recall_vec", "recall_text"]:
+        for op in ["capture_vec", "plain_insert", "review", "exact_scan", "promote", "pipeline", "app_side", "recall_noquery", "recall_vec", "recall_text"]:
             ys = [fnum(cell(s, op, 1, "p50_ms")) for s in sizes]
             if any(y is not None for y in ys):
                 ax.plot(sizes, ys, marker="o", label=label[op])

@@ -65,7 +65,7 @@ for size in ${sizes//,/ }; do
   psql_ -d $db -f bench/sql/promote_loaded.sql > /dev/null
   loaded=$size
   mf_log "indexing"
-  psql_ -d $db -c "SET maintenance_work_mem = '2GB'" -c "DROP INDEX IF EXISTS bench_hnsw" \
+  psql_ -d $db -c "SET maintenance_work_mem = '2GB'" -c "DROP INDEX IF EXISTS memory_fabric.bench_hnsw" \
     -c "CREATE INDEX bench_hnsw ON memory_fabric.promoted_memory USING hnsw ((embedding::vector(384)) vector_cosine_ops) WHERE embedding_model = 'bench-384'" \
     -c "VACUUM ANALYZE memory_fabric.promoted_memory" -c "ANALYZE memory_fabric.candidates"
   psql_ -d $db -c "TRUNCATE bench.probes"
