@@ -21,87 +21,38 @@ INSERT INTO memory_fabric.events (id, tenant_id, kind, subject_id) VALUES ('ev_r
 CREATE TEMP TABLE before AS SELECT * FROM public.regress_fingerprint();
 SELECT table_name, rows FROM before ORDER BY 1;
 
+-- The same 19 attempts are made as the owner, in replica mode, and as an intruder with every privilege;
+-- each shows the SQLSTATE and message it gets ('ok' would mean it went through).
+CREATE TEMP TABLE regress_attempts (n int PRIMARY KEY, stmt text NOT NULL);
+INSERT INTO regress_attempts VALUES
+    (1, 'UPDATE memory_fabric.policies SET tenant_id = tenant_id;'),
+    (2, 'DELETE FROM memory_fabric.policies;'),
+    (3, 'UPDATE memory_fabric.candidates SET tenant_id = tenant_id;'),
+    (4, 'DELETE FROM memory_fabric.candidates;'),
+    (5, 'UPDATE memory_fabric.embedding_models SET tenant_id = tenant_id;'),
+    (6, 'DELETE FROM memory_fabric.embedding_models;'),
+    (7, 'UPDATE memory_fabric.reviews SET tenant_id = tenant_id;'),
+    (8, 'DELETE FROM memory_fabric.reviews;'),
+    (9, 'UPDATE memory_fabric.decisions SET tenant_id = tenant_id;'),
+    (10, 'DELETE FROM memory_fabric.decisions;'),
+    (11, 'UPDATE memory_fabric.consents SET purpose = ''marketing'';'),
+    (12, 'DELETE FROM memory_fabric.consents;'),
+    (13, 'UPDATE memory_fabric.promoted_memory SET text = text || '' (edited)'';'),
+    (14, 'DELETE FROM memory_fabric.promoted_memory;'),
+    (15, 'UPDATE memory_fabric.events SET tenant_id = tenant_id;'),
+    (16, 'DELETE FROM memory_fabric.events;'),
+    (17, 'TRUNCATE memory_fabric.events;'),
+    (18, 'TRUNCATE memory_fabric.candidates CASCADE;'),
+    (19, 'TRUNCATE memory_fabric.policies, memory_fabric.candidates, memory_fabric.embedding_models, memory_fabric.reviews, memory_fabric.decisions, memory_fabric.consents, memory_fabric.promoted_memory, memory_fabric.events;');
+SELECT n, stmt FROM regress_attempts ORDER BY n;
+
 -- As the superuser who owns the tables.
-UPDATE memory_fabric.policies SET tenant_id = tenant_id;
-\echo :SQLSTATE
-DELETE FROM memory_fabric.policies;
-\echo :SQLSTATE
-UPDATE memory_fabric.candidates SET tenant_id = tenant_id;
-\echo :SQLSTATE
-DELETE FROM memory_fabric.candidates;
-\echo :SQLSTATE
-UPDATE memory_fabric.embedding_models SET tenant_id = tenant_id;
-\echo :SQLSTATE
-DELETE FROM memory_fabric.embedding_models;
-\echo :SQLSTATE
-UPDATE memory_fabric.reviews SET tenant_id = tenant_id;
-\echo :SQLSTATE
-DELETE FROM memory_fabric.reviews;
-\echo :SQLSTATE
-UPDATE memory_fabric.decisions SET tenant_id = tenant_id;
-\echo :SQLSTATE
-DELETE FROM memory_fabric.decisions;
-\echo :SQLSTATE
-UPDATE memory_fabric.consents SET purpose = 'marketing';
-\echo :SQLSTATE
-DELETE FROM memory_fabric.consents;
-\echo :SQLSTATE
-UPDATE memory_fabric.promoted_memory SET text = text || ' (edited)';
-\echo :SQLSTATE
-DELETE FROM memory_fabric.promoted_memory;
-\echo :SQLSTATE
-UPDATE memory_fabric.events SET tenant_id = tenant_id;
-\echo :SQLSTATE
-DELETE FROM memory_fabric.events;
-\echo :SQLSTATE
-TRUNCATE memory_fabric.events;
-\echo :SQLSTATE
-TRUNCATE memory_fabric.candidates CASCADE;
-\echo :SQLSTATE
-TRUNCATE memory_fabric.policies, memory_fabric.candidates, memory_fabric.embedding_models, memory_fabric.reviews, memory_fabric.decisions, memory_fabric.consents, memory_fabric.promoted_memory, memory_fabric.events;
-\echo :SQLSTATE
+SELECT n, regress_try(stmt) FROM regress_attempts ORDER BY n;
 
 -- In replica mode, where ordinary triggers do not fire.
 SET session_replication_role = replica;
 -- Replica mode, superuser.
-UPDATE memory_fabric.policies SET tenant_id = tenant_id;
-\echo :SQLSTATE
-DELETE FROM memory_fabric.policies;
-\echo :SQLSTATE
-UPDATE memory_fabric.candidates SET tenant_id = tenant_id;
-\echo :SQLSTATE
-DELETE FROM memory_fabric.candidates;
-\echo :SQLSTATE
-UPDATE memory_fabric.embedding_models SET tenant_id = tenant_id;
-\echo :SQLSTATE
-DELETE FROM memory_fabric.embedding_models;
-\echo :SQLSTATE
-UPDATE memory_fabric.reviews SET tenant_id = tenant_id;
-\echo :SQLSTATE
-DELETE FROM memory_fabric.reviews;
-\echo :SQLSTATE
-UPDATE memory_fabric.decisions SET tenant_id = tenant_id;
-\echo :SQLSTATE
-DELETE FROM memory_fabric.decisions;
-\echo :SQLSTATE
-UPDATE memory_fabric.consents SET purpose = 'marketing';
-\echo :SQLSTATE
-DELETE FROM memory_fabric.consents;
-\echo :SQLSTATE
-UPDATE memory_fabric.promoted_memory SET text = text || ' (edited)';
-\echo :SQLSTATE
-DELETE FROM memory_fabric.promoted_memory;
-\echo :SQLSTATE
-UPDATE memory_fabric.events SET tenant_id = tenant_id;
-\echo :SQLSTATE
-DELETE FROM memory_fabric.events;
-\echo :SQLSTATE
-TRUNCATE memory_fabric.events;
-\echo :SQLSTATE
-TRUNCATE memory_fabric.candidates CASCADE;
-\echo :SQLSTATE
-TRUNCATE memory_fabric.policies, memory_fabric.candidates, memory_fabric.embedding_models, memory_fabric.reviews, memory_fabric.decisions, memory_fabric.consents, memory_fabric.promoted_memory, memory_fabric.events;
-\echo :SQLSTATE
+SELECT n, regress_try(stmt) FROM regress_attempts ORDER BY n;
 RESET session_replication_role;
 
 -- Write-once columns: retraction may be set once, from NULL to a value.
@@ -142,46 +93,10 @@ CREATE TEMP TABLE before AS SELECT * FROM public.regress_fingerprint();
 CREATE ROLE regress_mf_intruder;
 GRANT USAGE ON SCHEMA memory_fabric TO regress_mf_intruder;
 GRANT ALL ON ALL TABLES IN SCHEMA memory_fabric TO regress_mf_intruder;
+GRANT SELECT ON regress_attempts TO regress_mf_intruder;
 SET ROLE regress_mf_intruder;
 -- Ordinary role with every table privilege.
-UPDATE memory_fabric.policies SET tenant_id = tenant_id;
-\echo :SQLSTATE
-DELETE FROM memory_fabric.policies;
-\echo :SQLSTATE
-UPDATE memory_fabric.candidates SET tenant_id = tenant_id;
-\echo :SQLSTATE
-DELETE FROM memory_fabric.candidates;
-\echo :SQLSTATE
-UPDATE memory_fabric.embedding_models SET tenant_id = tenant_id;
-\echo :SQLSTATE
-DELETE FROM memory_fabric.embedding_models;
-\echo :SQLSTATE
-UPDATE memory_fabric.reviews SET tenant_id = tenant_id;
-\echo :SQLSTATE
-DELETE FROM memory_fabric.reviews;
-\echo :SQLSTATE
-UPDATE memory_fabric.decisions SET tenant_id = tenant_id;
-\echo :SQLSTATE
-DELETE FROM memory_fabric.decisions;
-\echo :SQLSTATE
-UPDATE memory_fabric.consents SET purpose = 'marketing';
-\echo :SQLSTATE
-DELETE FROM memory_fabric.consents;
-\echo :SQLSTATE
-UPDATE memory_fabric.promoted_memory SET text = text || ' (edited)';
-\echo :SQLSTATE
-DELETE FROM memory_fabric.promoted_memory;
-\echo :SQLSTATE
-UPDATE memory_fabric.events SET tenant_id = tenant_id;
-\echo :SQLSTATE
-DELETE FROM memory_fabric.events;
-\echo :SQLSTATE
-TRUNCATE memory_fabric.events;
-\echo :SQLSTATE
-TRUNCATE memory_fabric.candidates CASCADE;
-\echo :SQLSTATE
-TRUNCATE memory_fabric.policies, memory_fabric.candidates, memory_fabric.embedding_models, memory_fabric.reviews, memory_fabric.decisions, memory_fabric.consents, memory_fabric.promoted_memory, memory_fabric.events;
-\echo :SQLSTATE
+SELECT n, regress_try(stmt) FROM regress_attempts ORDER BY n;
 -- Nor switch the guards off.
 SET session_replication_role = replica;
 \echo :SQLSTATE
@@ -207,6 +122,7 @@ SELECT b.table_name, b.rows, a.rows = b.rows AND a.hash = b.hash AS unchanged
 FROM before b JOIN public.regress_fingerprint() a USING (table_name)
 ORDER BY 1;
 
+DROP TABLE regress_attempts;
 REVOKE ALL ON ALL TABLES IN SCHEMA memory_fabric FROM regress_mf_intruder;
 REVOKE USAGE ON SCHEMA memory_fabric FROM regress_mf_intruder;
 DROP ROLE regress_mf_intruder;
