@@ -85,8 +85,10 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
     // Nearest by vector, within the scope and the candidate's model only.
     if c.embedding.is_some() {
         let limit = gucs::EXACT_SEARCH_LIMIT.get().max(0) as i64;
-        let use_index = scope_size_exceeds(client, c, &sc, limit);
-        let rows_sql = if use_index {
+        let use_index = scope_size_exceeds(client, c, limit);
+        // The search reads ids and similarities only; the K winners are then joined for their
+        // columns (reading every row's columns before the sort cost more than the search).
+        let search = if use_index {
             // HNSW with an iterative scan, so the scope filter cannot starve the result. The
             // indexes are partial (one per model), so the model is written into the statement:
             // a parameter would stop a generic plan from ever matching the index predicate.
@@ -94,18 +96,24 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
             let d = q.len();
             let model = pgrx::spi::quote_literal(&c.embedding_model);
             format!(
-                "SELECT {COLUMNS}, 1 - (m.embedding::{vs}.vector({d}) OPERATOR({vs}.<=>) $5::real[]::{vs}.vector({d})) \
-                 FROM memory_fabric.promoted_memory m JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
+                "SELECT m.id, 1 - (m.embedding::{vs}.vector({d}) OPERATOR({vs}.<=>) $5::real[]::{vs}.vector({d})) AS sim \
+                 FROM memory_fabric.promoted_memory m \
                  WHERE {sc} AND m.embedding_model = {model} AND $4::text IS NOT NULL \
                  ORDER BY m.embedding::{vs}.vector({d}) OPERATOR({vs}.<=>) $5::real[]::{vs}.vector({d}) LIMIT $6"
             )
         } else {
+            // The query vector is converted once (an InitPlan), not once per row.
             format!(
-                "SELECT {COLUMNS}, 1 - (m.embedding OPERATOR({vs}.<=>) $5::real[]::{vs}.vector) AS sim \
-                 FROM memory_fabric.promoted_memory m JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
+                "SELECT m.id, 1 - (m.embedding OPERATOR({vs}.<=>) (SELECT $5::real[]::{vs}.vector)) AS sim \
+                 FROM memory_fabric.promoted_memory m \
                  WHERE {sc} AND m.embedding_model = $4 ORDER BY sim DESC, m.id LIMIT $6"
             )
         };
+        let rows_sql = format!(
+            "SELECT {COLUMNS}, nn.sim FROM ({search}) nn \
+             JOIN memory_fabric.promoted_memory m ON m.id = nn.id \
+             JOIN memory_fabric.candidates c ON c.id = m.candidate_id ORDER BY nn.sim DESC, m.id"
+        );
         let saved = use_index.then(|| {
             [set_local(client, "hnsw.iterative_scan", "strict_order", "off"), set_local(client, "hnsw.ef_search", "100", "40")]
         });
@@ -159,9 +167,14 @@ fn rejected_neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
         .collect()
 }
 
-fn scope_size_exceeds(client: &SpiClient<'_>, c: &Candidate, sc: &str, limit: i64) -> bool {
+/// Whether the scope holds more than `limit` unretracted memories of the candidate's model: an
+/// upper bound of the live scope (expiry and intent are not looked at), read from promoted_scope
+/// alone (an index-only scan once the table is vacuumed).
+fn scope_size_exceeds(client: &SpiClient<'_>, c: &Candidate, limit: i64) -> bool {
+    let user = if c.user_id.is_none() { "m.user_id IS NULL AND $2::text IS NULL" } else { "m.user_id = $2" };
     let sql = format!(
-        "SELECT count(*) FROM (SELECT 1 FROM memory_fabric.promoted_memory m WHERE {sc} AND m.embedding_model = $4 LIMIT $5) s"
+        "SELECT count(*) FROM (SELECT 1 FROM memory_fabric.promoted_memory m \
+         WHERE m.tenant_id = $1 AND {user} AND m.embedding_model = $4 AND m.retracted_at IS NULL LIMIT $5) s"
     );
     let p = plan(client, &sql, &[TEXT, TEXT, TEXT, TEXT, crate::spi::INT8], false);
     let n: i64 = client
