@@ -158,14 +158,31 @@ WHERE r.reviewer = 'human'
   AND NOT EXISTS (SELECT 1 FROM memory_fabric.promoted_memory p WHERE p.candidate_id = r.candidate_id);
 COMMENT ON VIEW memory_fabric.review_queue IS 'Candidates waiting for a human approve / reject / edit';
 
--- BEGIN upgrade 0.3.0 (or replace)
+-- BEGIN upgrade 0.4.0 (or replace)
 -- recall: the only read path. Its body names pgvector's schema, fixed here at install time, so it
 -- does not depend on the caller's search_path. It records what it returned when
 -- memory_fabric.log_recalls is on.
+--
+-- The filters (%2$s below) are written once and used by every query of the body.
+-- Without a query the order is priority DESC, promoted_at DESC, id: the user's memories and the
+-- user-less ones are read in that order from promoted_recall and promoted_recall_userless, each
+-- stopping after max_recalls rows (WITH TIES, so the id tie-break stays exact), and merged. A
+-- recall without a query reads a few index entries whatever the size of the scope.
 DO $install$
 DECLARE
-    vs text := (SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e
-                JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector');
+    vs  text := (SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+                 JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector');
+    flt text := $flt$
+          AND (m.intent_scope IS NULL OR m.intent_scope = recall.intent_id)
+          AND m.promoted_at <= t
+          AND (m.retracted_at IS NULL OR m.retracted_at > t)
+          AND (m.expires_at IS NULL OR m.expires_at > t)
+          AND m.classification = ANY (recall.classification_allowed)
+          AND (m.consent_id IS NULL OR EXISTS (
+                SELECT 1 FROM memory_fabric.consents k
+                WHERE k.id = m.consent_id AND k.captured_at <= t
+                  AND (k.revoked_at IS NULL OR k.revoked_at > t)
+                  AND (k.valid_until IS NULL OR k.valid_until > t)))$flt$;
 BEGIN
     EXECUTE format($fn$
 CREATE FUNCTION memory_fabric.recall(
@@ -197,6 +214,9 @@ DECLARE
     q_fn_mod  text;
     has_query boolean := recall.query_text IS NOT NULL OR recall.query_embedding IS NOT NULL;
     reg_dims  integer;
+    top_ids   text[];
+    top_rel   double precision[];
+    top_sco   double precision[];
 BEGIN
     IF recall.tenant_id IS NULL OR pg_catalog.btrim(recall.tenant_id) = '' THEN
         RAISE EXCEPTION 'tenant_id must not be null or empty' USING ERRCODE = 'invalid_parameter_value';
@@ -235,51 +255,61 @@ BEGIN
         FROM memory_fabric._embed_query(recall.tenant_id, recall.query_text) e;
     END IF;
 
+    IF NOT has_query THEN
+        SELECT coalesce(array_agg(x.id ORDER BY x.priority DESC, x.promoted_at DESC, x.id), '{}') INTO top_ids
+        FROM (SELECT u.id, u.priority, u.promoted_at
+              FROM ((SELECT m.id, m.priority, m.promoted_at FROM memory_fabric.promoted_memory m
+                     WHERE m.tenant_id = recall.tenant_id AND m.user_id = recall.user_id %2$s
+                     ORDER BY m.priority DESC, m.promoted_at DESC FETCH FIRST recall.max_recalls ROWS WITH TIES)
+                    UNION ALL
+                    (SELECT m.id, m.priority, m.promoted_at FROM memory_fabric.promoted_memory m
+                     WHERE m.tenant_id = recall.tenant_id AND m.user_id IS NULL %2$s
+                     ORDER BY m.priority DESC, m.promoted_at DESC FETCH FIRST recall.max_recalls ROWS WITH TIES)) u
+              ORDER BY u.priority DESC, u.promoted_at DESC, u.id
+              LIMIT recall.max_recalls) x;
+    ELSE
+        -- With a query every live row in scope is scored: relevance to the query (by each
+        -- vector of a matching model), recency and importance, then the floor and top-k.
+        SELECT coalesce(array_agg(x.id ORDER BY x.sco DESC, x.priority DESC, x.promoted_at DESC, x.id), '{}'),
+               array_agg(x.rel ORDER BY x.sco DESC, x.priority DESC, x.promoted_at DESC, x.id),
+               array_agg(x.sco ORDER BY x.sco DESC, x.priority DESC, x.promoted_at DESC, x.id)
+          INTO top_ids, top_rel, top_sco
+        FROM (SELECT y.* FROM (
+              SELECT sc.id, sc.priority, sc.promoted_at, sc.rel,
+                     s[1] * coalesce(sc.rel, 0)
+                     + s[2] * pg_catalog.power(0.5, greatest(extract(epoch FROM t - sc.promoted_at), 0) / 86400.0 / s[4])
+                     + s[3] * sc.priority::double precision AS sco
+              FROM (SELECT m.id, m.priority, m.promoted_at,
+                           CASE WHEN m.embedding IS NULL THEN NULL
+                                WHEN m.embedding_model = 'memory_fabric/hash-384-v1' AND q_builtin IS NOT NULL
+                                    THEN 1 - (m.embedding OPERATOR(%1$s.<=>) q_builtin::%1$s.vector)
+                                WHEN m.embedding_model = q_fn_mod
+                                    THEN 1 - (m.embedding OPERATOR(%1$s.<=>) q_fn::%1$s.vector)
+                                WHEN m.embedding_model = recall.query_embedding_model
+                                    THEN 1 - (m.embedding OPERATOR(%1$s.<=>) recall.query_embedding)
+                           END AS rel
+                    FROM memory_fabric.promoted_memory m
+                    WHERE m.tenant_id = recall.tenant_id
+                      AND (m.user_id IS NULL OR m.user_id = recall.user_id) %2$s) sc) y
+              WHERE y.sco >= s[5]
+              ORDER BY y.sco DESC, y.priority DESC, y.promoted_at DESC, y.id
+              LIMIT recall.max_recalls) x;
+    END IF;
+
     RETURN QUERY
-    WITH live AS (
-        SELECT m.id, m.priority, m.promoted_at, m.confidence,
-               CASE WHEN NOT has_query THEN NULL
-                    WHEN m.embedding IS NULL THEN NULL
-                    WHEN m.embedding_model = 'memory_fabric/hash-384-v1' AND q_builtin IS NOT NULL
-                        THEN 1 - (m.embedding OPERATOR(%1$s.<=>) q_builtin::%1$s.vector)
-                    WHEN m.embedding_model = q_fn_mod
-                        THEN 1 - (m.embedding OPERATOR(%1$s.<=>) q_fn::%1$s.vector)
-                    WHEN m.embedding_model = recall.query_embedding_model
-                        THEN 1 - (m.embedding OPERATOR(%1$s.<=>) recall.query_embedding)
-               END AS rel
-        FROM memory_fabric.promoted_memory m
-        WHERE m.tenant_id = recall.tenant_id
-          AND (m.user_id IS NULL OR m.user_id = recall.user_id)
-          AND (m.intent_scope IS NULL OR m.intent_scope = recall.intent_id)
-          AND m.promoted_at <= t
-          AND (m.retracted_at IS NULL OR m.retracted_at > t)
-          AND (m.expires_at IS NULL OR m.expires_at > t)
-          AND m.classification = ANY (recall.classification_allowed)
-          AND (m.consent_id IS NULL OR EXISTS (
-                SELECT 1 FROM memory_fabric.consents k
-                WHERE k.id = m.consent_id AND k.captured_at <= t
-                  AND (k.revoked_at IS NULL OR k.revoked_at > t)
-                  AND (k.valid_until IS NULL OR k.valid_until > t)))
-    ), scored AS (
-        SELECT l.id, l.priority, l.promoted_at, l.confidence, l.rel,
-               pg_catalog.power(0.5, greatest(extract(epoch FROM t - l.promoted_at), 0) / 86400.0 / s[4]) AS rec,
-               l.priority::double precision AS imp
-        FROM live l
-    ), top AS (
-        SELECT sc.*, CASE WHEN has_query THEN s[1] * coalesce(sc.rel, 0) + s[2] * sc.rec + s[3] * sc.imp END AS sco
-        FROM scored sc
-        WHERE NOT has_query OR s[1] * coalesce(sc.rel, 0) + s[2] * sc.rec + s[3] * sc.imp >= s[5]
-        ORDER BY CASE WHEN has_query THEN s[1] * coalesce(sc.rel, 0) + s[2] * sc.rec + s[3] * sc.imp END DESC NULLS LAST,
-                 sc.priority DESC, sc.promoted_at DESC, sc.id
-        LIMIT recall.max_recalls
+    WITH top AS (
+        SELECT u.id, u.rel, u.sco, u.ord FROM ROWS FROM (pg_catalog.unnest(top_ids), pg_catalog.unnest(top_rel), pg_catalog.unnest(top_sco))
+                 WITH ORDINALITY AS u(id, rel, sco, ord)
+        WHERE u.id IS NOT NULL
     ), res AS (
-        SELECT m.id, m.text, m.tier, m.priority, tp.sco, tp.rel, tp.rec, tp.imp,
+        SELECT m.id, m.text, m.tier, m.priority, tp.sco, tp.rel,
+               pg_catalog.power(0.5, greatest(extract(epoch FROM t - m.promoted_at), 0) / 86400.0 / s[4]) AS rec,
+               m.priority::double precision AS imp,
                (m.confidence IS NOT NULL AND m.confidence < s[6]) OR (has_query AND tp.sco < s[6]) AS low,
                pg_catalog.cardinality(x.ids) > 0 AS conflicted, x.ids,
                m.candidate_id, m.evidence_refs, m.source, c.captured_at, m.consent_id, m.classification,
                m.user_id, m.intent_scope, m.entity, m.predicate, m.value, m.write_class, m.confidence,
-               m.promoted_at, m.expires_at, m.embedding_model,
-               row_number() OVER (ORDER BY tp.sco DESC NULLS LAST, tp.priority DESC, tp.promoted_at DESC, tp.id) AS ord
+               m.promoted_at, m.expires_at, m.embedding_model, tp.ord
         FROM top tp
         JOIN memory_fabric.promoted_memory m ON m.id = tp.id
         JOIN memory_fabric.candidates c ON c.id = m.candidate_id
@@ -310,12 +340,12 @@ BEGIN
     ORDER BY r.ord;
 END
 $body$
-$fn$, vs);
+$fn$, vs, flt);
 END
 $install$;
 COMMENT ON FUNCTION memory_fabric.recall IS
     'Recall promoted memories for a tenant, user, intent and classification set, now or as of an instant';
--- END upgrade 0.3.0
+-- END upgrade 0.4.0
 
 CREATE FUNCTION memory_fabric.grant_tenant(role text, tenant_id text)
 RETURNS memory_fabric.tenant_grants
@@ -756,3 +786,15 @@ CREATE POLICY tenant_read ON memory_fabric.recall_log FOR SELECT
     USING (tenant_id = pg_catalog.current_setting('memory_fabric.tenant_id', true) AND (SELECT memory_fabric._pin_allowed()));
 CREATE POLICY owner_all ON memory_fabric.recall_log FOR ALL TO @extowner@ USING (true) WITH CHECK (true);
 -- END upgrade 0.3.0
+
+-- BEGIN upgrade 0.4.0
+-- 0.4.0 replaced recall; CREATE OR REPLACE resets SECURITY DEFINER and SET, so they are set again.
+DO $$
+BEGIN
+    EXECUTE format('ALTER FUNCTION memory_fabric.recall(text, text, text, integer, text[], text, %s.vector, timestamptz, text) '
+                   'SECURITY DEFINER SET search_path = pg_catalog, pg_temp',
+                   (SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+                    JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'));
+END
+$$;
+-- END upgrade 0.4.0

@@ -390,3 +390,10 @@ ALTER TABLE memory_fabric.recall_log ENABLE ALWAYS TRIGGER guard_delete;
 ALTER TABLE memory_fabric.recall_log ENABLE ALWAYS TRIGGER guard_truncate;
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric.recall_log', '');
 -- END upgrade 0.3.0
+
+-- BEGIN upgrade 0.4.0
+-- 0.4.0: recall without a query reads the user-less memories in (priority, promoted_at) order
+-- too; promoted_recall serves the user's own (tenant_id and user_id fixed).
+CREATE INDEX promoted_recall_userless ON memory_fabric.promoted_memory (tenant_id, priority DESC, promoted_at DESC)
+    WHERE user_id IS NULL;
+-- END upgrade 0.4.0
