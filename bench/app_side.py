@@ -1,66 +1,134 @@
 #!/usr/bin/env python3
-"""Baseline: the review/promote algorithm run from an application, one statement per step, over
-a local connection (the design memory_fabric replaces). For N fresh probes it captures, reads the
-policy, looks for an exact duplicate, finds the nearest memories, decides in Python, writes the
-review, reads it back, writes the promoted row and an event, and commits. Tables are plain copies
-(no functions, no triggers); the nearest-neighbour query uses the same data and the same HNSW
-index as the extension. Prints one TSV row like percentiles.py (op app_side, 1 client)."""
+"""Baseline: the capture -> review -> promote algorithm run from an application over a TCP
+loopback connection, one statement per step (the design memory_fabric replaces).
+
+It runs the steps the extension runs, in the same order and with the same queries, against the
+same tables (same rows, same indexes, the same HNSW index), as the owner, so only where the
+algorithm runs differs:
+  capture:  tenant grant check, model dimensions, redaction (in Python), INSERT candidate
+  review:   lock candidate, read it, read policy, rejected neighbours, exact matches (hash or
+            fact), scope size, nearest neighbours (exact scan below the same limit, HNSW above),
+            decide (in Python), INSERT review
+  promote:  lock candidate, promoted already?, latest decision, effective review, lock scope,
+            the verdict again (policy, rejections, exact, size, nearest), INSERT promoted, INSERT
+            event, COMMIT
+Prints one TSV row like percentiles.py (op app_side, 1 client)."""
 import argparse
+import re
 import time
 import uuid
 
 import psycopg
 
 ap = argparse.ArgumentParser()
-ap.add_argument("--host"); ap.add_argument("--port"); ap.add_argument("--db"); ap.add_argument("--size")
+ap.add_argument("--host", default="127.0.0.1"); ap.add_argument("--port"); ap.add_argument("--db"); ap.add_argument("--size")
+ap.add_argument("--user", default="postgres")
 ap.add_argument("--n", type=int, default=200)
+ap.add_argument("--exact-limit", type=int, default=2000)
 a = ap.parse_args()
-conn = psycopg.connect(host=a.host, port=a.port, dbname=a.db, user="postgres", autocommit=False)
+conn = psycopg.connect(host=a.host, port=a.port, dbname=a.db, user=a.user, autocommit=False)
 cur = conn.cursor()
-for t in ["candidates", "reviews", "promoted_memory", "events"]:
-    cur.execute(f"CREATE TABLE IF NOT EXISTS bench.app_{t} (LIKE memory_fabric.{t} INCLUDING DEFAULTS INCLUDING INDEXES)")
-conn.commit()
 cur.execute("SELECT tenant_id, user_id, intent_id, text, embedding::text FROM bench.pipeline_pool ORDER BY n DESC LIMIT %s", (a.n,))
 probes = cur.fetchall()
 conn.commit()
-lat = []
+
+CARD = re.compile(r"\b(?:\d[ -]?){13,19}\b")
+COLS = ("m.id, m.text, m.entity, m.predicate, m.value::text, m.intent_scope, m.source, m.confidence, "
+        "jsonb_array_length(m.evidence_refs), extract(epoch FROM c.captured_at)::float8, m.content_hash")
+SCOPE = ("m.tenant_id = %(t)s AND m.user_id IS NOT DISTINCT FROM %(u)s AND (m.intent_scope IS NULL OR m.intent_scope = %(i)s) "
+         "AND m.retracted_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > clock_timestamp())")
+
+
+def verdict(cand, th):
+    """The review reads, one statement each, and the decision."""
+    args = dict(t=cand["tenant"], u=cand["user"], i=cand["intent"], h=cand["hash"], v=cand["vec"], c=cand["id"])
+    cur.execute("SELECT version, body FROM memory_fabric.policies WHERE tenant_id = %(t)s OR tenant_id = '*' "
+                "ORDER BY tenant_id = '*', version DESC LIMIT 1", args)
+    cur.fetchone()
+    cur.execute("SELECT r.id, 1 - (r.embedding <=> %(v)s::vector) AS sim FROM memory_fabric.decisions d "
+                "JOIN memory_fabric.candidates r ON r.id = d.candidate_id WHERE d.tenant_id = %(t)s AND d.action = 'reject' "
+                "AND r.user_id IS NOT DISTINCT FROM %(u)s AND r.id <> %(c)s AND r.erased_at IS NULL "
+                "ORDER BY (r.content_hash = %(h)s) DESC, sim DESC NULLS LAST, r.id LIMIT 5", args)
+    rejected = cur.fetchall()
+    cur.execute(f"SELECT {COLS} FROM memory_fabric.promoted_memory m JOIN memory_fabric.candidates c ON c.id = m.candidate_id "
+                f"WHERE {SCOPE} AND m.content_hash = %(h)s ORDER BY m.id LIMIT 50", args)
+    exact = cur.fetchall()
+    cur.execute("SELECT count(*) FROM (SELECT 1 FROM memory_fabric.promoted_memory m WHERE m.tenant_id = %(t)s "
+                "AND m.user_id IS NOT DISTINCT FROM %(u)s AND m.embedding_model = 'bench-384' AND m.retracted_at IS NULL "
+                "LIMIT %(n)s) s", dict(args, n=a.exact_limit + 1))
+    big = cur.fetchone()[0] > a.exact_limit
+    if big:
+        cur.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+        cur.execute("SET LOCAL hnsw.ef_search = 100")
+        search = (f"SELECT m.id, 1 - (m.embedding::vector(384) <=> %(v)s::vector(384)) AS sim FROM memory_fabric.promoted_memory m "
+                  f"WHERE {SCOPE} AND m.embedding_model = 'bench-384' ORDER BY m.embedding::vector(384) <=> %(v)s::vector(384) LIMIT 5")
+    else:
+        search = (f"SELECT m.id, 1 - (m.embedding <=> %(v)s::vector) AS sim FROM memory_fabric.promoted_memory m "
+                  f"WHERE {SCOPE} AND m.embedding_model = 'bench-384' ORDER BY sim DESC, m.id LIMIT 5")
+    cur.execute(f"SELECT {COLS}, nn.sim FROM ({search}) nn JOIN memory_fabric.promoted_memory m ON m.id = nn.id "
+                f"JOIN memory_fabric.candidates c ON c.id = m.candidate_id ORDER BY nn.sim DESC, m.id", args)
+    near = cur.fetchall()
+    if exact:
+        return "duplicate_of", exact[0][0]
+    if near and near[0][-1] >= th["duplicate"]:
+        return "duplicate_of", near[0][0]
+    if rejected and rejected[0][1] is not None and rejected[0][1] >= th["duplicate"]:
+        return "rejected", None
+    return "pending_promotion", None
+
+
+lat, done = [], 0
 for tenant, user, intent, text, vec in probes:
     t0 = time.perf_counter()
+    # capture
+    cur.execute("SELECT EXISTS (SELECT 1 FROM memory_fabric.tenant_grants g WHERE g.role_name = current_user "
+                "AND g.tenant_id IN (%s, '*') AND g.revoked_at IS NULL)", (tenant,))
+    cur.fetchone()
+    cur.execute("SELECT dimensions FROM memory_fabric.embedding_models WHERE tenant_id = %s AND model = 'bench-384'", (tenant,))
+    cur.fetchone()
+    text = CARD.sub("[REDACTED:payment_card]", text)
     cid = "mc_" + uuid.uuid4().hex[:24]
-    cur.execute("""INSERT INTO bench.app_candidates (id, tenant_id, user_id, intent_id, source, text, classification,
+    cur.execute("""INSERT INTO memory_fabric.candidates (id, tenant_id, user_id, intent_id, source, text, classification,
                    embedding, embedding_model, content_hash, policy_version)
                    VALUES (%s, %s, %s, %s, 'agent', %s, 'INTERNAL', %s::vector, 'bench-384', md5(%s) || md5(%s), 1)""",
                 (cid, tenant, user, intent, text, vec, text, text))
-    cur.execute("SELECT body FROM memory_fabric.policies WHERE tenant_id IN (%s, '*') ORDER BY tenant_id = '*', version DESC LIMIT 1", (tenant,))
-    body = cur.fetchone()[0]
-    th = body.get("thresholds", {}).get("*", {"duplicate": 0.94, "contradiction": 0.85})
-    cur.execute("SELECT id FROM memory_fabric.promoted_memory WHERE tenant_id = %s AND content_hash = md5(%s) || md5(%s) LIMIT 1",
-                (tenant, text, text))
-    exact = cur.fetchone()
-    cur.execute("""SET LOCAL hnsw.iterative_scan = strict_order""")
-    cur.execute("""SELECT id, 1 - (embedding::vector(384) <=> %s::vector(384)) AS sim FROM memory_fabric.promoted_memory
-                   WHERE tenant_id = %s AND user_id IS NOT DISTINCT FROM %s AND retracted_at IS NULL
-                     AND (expires_at IS NULL OR expires_at > now()) AND embedding_model = 'bench-384'
-                   ORDER BY embedding::vector(384) <=> %s::vector(384) LIMIT 5""", (vec, tenant, user, vec))
-    near = cur.fetchall()
-    status = "duplicate_of" if exact or (near and near[0][1] >= th["duplicate"]) else "pending_promotion"
+    # review
+    cur.execute("SELECT pg_advisory_xact_lock(hashtextextended('candidate:' || %s, 0))", (cid,))
+    cur.execute("SELECT tenant_id, user_id, intent_id, content_hash FROM memory_fabric.candidates WHERE id = %s", (cid,))
+    _, _, _, chash = cur.fetchone()
+    cand = dict(id=cid, tenant=tenant, user=user, intent=intent, hash=chash, vec=vec)
+    th = {"duplicate": 0.90, "contradiction": 0.60}
+    status, dup = verdict(cand, th)
     rid = "rv_" + uuid.uuid4().hex[:24]
-    cur.execute("""INSERT INTO bench.app_reviews (id, tenant_id, candidate_id, status, duplicate_of_id, proposed_tier,
+    cur.execute("""INSERT INTO memory_fabric.reviews (id, tenant_id, candidate_id, status, duplicate_of_id, proposed_tier,
                    priority_score, reviewer, policy_version) VALUES (%s, %s, %s, %s, %s, 'semantic', 0.5, 'auto', 1)""",
-                (rid, tenant, cid, status, near[0][0] if status == "duplicate_of" and near else (exact[0] if exact else None)))
-    cur.execute("SELECT status FROM bench.app_reviews WHERE id = %s", (rid,))
-    cur.fetchone()
+                (rid, tenant, cid, status, dup))
+    # promote
     if status == "pending_promotion":
-        pid = "pm_" + uuid.uuid4().hex[:24]
-        cur.execute("""INSERT INTO bench.app_promoted_memory (id, candidate_id, review_id, tenant_id, user_id, intent_scope,
-                       text, classification, source, tier, priority, embedding, embedding_model, content_hash, promoted_by,
-                       expires_at) SELECT %s, id, %s, tenant_id, user_id, intent_id, text, classification, source,
-                       'semantic', 0.5, embedding, embedding_model, content_hash, 'auto', now() + interval '365 days'
-                       FROM bench.app_candidates WHERE id = %s""", (pid, rid, cid))
-        cur.execute("INSERT INTO bench.app_events (id, tenant_id, kind, subject_id) VALUES (%s, %s, 'memory.promoted', %s)",
-                    ("ev_" + uuid.uuid4().hex[:24], tenant, pid))
+        cur.execute("SELECT pg_advisory_xact_lock(hashtextextended('candidate:' || %s, 0))", (cid,))
+        cur.execute("SELECT id FROM memory_fabric.promoted_memory WHERE candidate_id = %s", (cid,))
+        cur.fetchall()
+        cur.execute("SELECT action, decided_by FROM memory_fabric.decisions WHERE candidate_id = %s "
+                    "ORDER BY decided_at DESC, id DESC LIMIT 1", (cid,))
+        cur.fetchall()
+        cur.execute("SELECT id, status, proposed_tier, priority_score FROM memory_fabric.reviews WHERE candidate_id = %s "
+                    "ORDER BY reviewed_at DESC, id DESC LIMIT 1", (cid,))
+        cur.fetchone()
+        cur.execute("SELECT pg_advisory_xact_lock(hashtextextended('scope:' || %s || ':' || coalesce(%s, ''), 0))", (tenant, user))
+        again, _ = verdict(cand, th)
+        if again == status:
+            pid = "pm_" + uuid.uuid4().hex[:24]
+            cur.execute("""INSERT INTO memory_fabric.promoted_memory (id, candidate_id, review_id, tenant_id, user_id, intent_scope,
+                           text, classification, source, tier, priority, embedding, embedding_model, content_hash, promoted_by,
+                           expires_at) SELECT %s, id, %s, tenant_id, user_id, intent_id, text, classification, source,
+                           'semantic', 0.5, embedding, embedding_model, content_hash, 'auto', clock_timestamp() + interval '365 days'
+                           FROM memory_fabric.candidates WHERE id = %s""", (pid, rid, cid))
+            cur.execute("INSERT INTO memory_fabric.events (id, tenant_id, kind, subject_id, payload) "
+                        "VALUES (%s, %s, 'memory.promoted', %s, jsonb_build_object('candidate_id', %s::text))",
+                        ("ev_" + uuid.uuid4().hex[:24], tenant, pid, cid))
+            done += 1
     conn.commit()
     lat.append((time.perf_counter() - t0) * 1000)
 lat.sort()
 pct = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))]
-print(f"{a.size}\tapp_side\t1\t{len(lat) / (sum(lat) / 1000):.1f}\t{pct(0.5):.3f}\t{pct(0.95):.3f}\t{pct(0.99):.3f}\t{len(lat)}\t0")
+print(f"{a.size}\tapp_side\t1\t{len(lat) / (sum(lat) / 1000):.1f}\t{pct(0.5):.3f}\t{pct(0.95):.3f}\t{pct(0.99):.3f}\t{len(lat)}\t{len(lat) - done}")

@@ -3,23 +3,27 @@
 #   bash bench/run.sh                      # 10k, 100k and 1M memories, 1/4/16 clients
 #   bash bench/run.sh --sizes 10000,100000 --clients 1,4 --seconds 10
 #   bash bench/run.sh --smoke              # seconds: 2k memories, 1 client (what CI runs)
+#   bash bench/run.sh --sizes 1000000 --load-only   # load (and index) only, to measure later
+#   bash bench/run.sh --sizes 1000000 --reuse       # measure on what is loaded, loading only the rest
 # Every measured operation calls the public functions as an ordinary role (bench_agent) with
 # row-level security on; loading uses COPY. Results: bench/results/<date>/ and BENCHMARKS.md.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
-sizes=10000,100000,1000000 clients=1,4,16 seconds=20 smoke=0 release=1 txns=100
+sizes=10000,100000,1000000 clients=1,4,16 seconds=20 smoke=0 release=1 txns=100 reuse=0 load_only=0
+db=memory_fabric_bench
 while [ $# -gt 0 ]; do
   case "$1" in
     --sizes) sizes=$2; shift 2 ;;
     --clients) clients=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
-    --smoke) smoke=1; sizes=2000; clients=1; seconds=2; txns=20; release=0; shift ;;
+    --smoke) smoke=1; sizes=2000; clients=1; seconds=2; txns=20; release=0; db=memory_fabric_bench_smoke; shift ;;
+    --reuse) reuse=1; shift ;;
+    --load-only) load_only=1; shift ;;
     --debug-build) release=0; shift ;;
-    *) echo "usage: $0 [--sizes N,N] [--clients N,N] [--seconds S] [--smoke]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--sizes N,N] [--clients N,N] [--seconds S] [--smoke] [--reuse] [--load-only]" >&2; exit 2 ;;
   esac
 done
 cd "$MF_ROOT"
-db=memory_fabric_bench
 out=$MF_ROOT/bench/results/$(date -u +%Y%m%dT%H%M%SZ); [ $smoke = 1 ] && out=$MF_BUILD/bench-smoke
 rm -rf "$out"; mkdir -p "$out"; chmod 777 "$out"
 mf_log "building (release=$release)"
@@ -35,13 +39,29 @@ fi
 gen=$MF_ROOT/target/release/mf-bench-gen
 bash scripts/cluster.sh start
 psql_() { mf_psql -q -X "$@"; }
-psql_ -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
+if [ $smoke = 0 ]; then
+  # A server sized for the data (a quarter of this machine's memory), as production would be,
+  # listening on TCP loopback too for the app-side baseline.
+  if [ "$(psql_ -At -d postgres -c 'SHOW shared_buffers')" != 4GB ] || [ "$(psql_ -At -d postgres -c 'SHOW listen_addresses')" != 127.0.0.1 ]; then
+    psql_ -d postgres -c "ALTER SYSTEM SET shared_buffers = '4GB'" -c "ALTER SYSTEM SET listen_addresses = '127.0.0.1'"
+    bash scripts/cluster.sh stop; bash scripts/cluster.sh start
+  fi
+fi
+psql_ -At -d postgres -c "SELECT name || '=' || current_setting(name) FROM pg_settings WHERE name IN ('shared_buffers', 'work_mem', 'maintenance_work_mem', 'effective_cache_size', 'synchronous_commit', 'fsync', 'jit') ORDER BY name" > "$out/settings.txt"
+loaded=0
+if [ $reuse = 1 ] && [ "$(psql_ -At -d postgres -c "SELECT count(*) FROM pg_database WHERE datname = '$db'")" = 1 ]; then
+  # the library just installed may be newer than the schema the data was loaded with
+  psql_ -d $db -c "ALTER EXTENSION memory_fabric UPDATE"
+  loaded=$(psql_ -At -d $db -c "SELECT count(*) FROM memory_fabric.candidates WHERE id LIKE 'mc\_bench\_%'")
+  mf_log "reusing $db: $loaded memories loaded"
+else
+  psql_ -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
+fi
 psql_ -d $db -f bench/sql/setup.sql > /dev/null
 nprobes=$([ $smoke = 1 ] && echo 1000 || echo 20000)
 nreview=$([ $smoke = 1 ] && echo 100 || echo 2000)
 csum=0; for c in ${clients//,/ }; do csum=$((csum + c)); done
 npromote=$(( txns * csum + (smoke ? 20 : 200) ))
-loaded=0
 results=$out/results.tsv
 printf 'size\top\tclients\ttps\tp50_ms\tp95_ms\tp99_ms\ttxns\terrors\n' > "$results"
 
@@ -58,16 +78,27 @@ bench_op() { # size op clients [-T secs | -t txns] user
 }
 
 for size in ${sizes//,/ }; do
-  mf_log "loading to $size memories"
-  "$gen" memories $loaded "$size" > "$out/candidates.copy"
-  psql_ -d $db -c "\\copy memory_fabric.candidates (id, tenant_id, user_id, intent_id, source, text, classification, embedding, embedding_model, content_hash, policy_version) FROM '$out/candidates.copy'"
-  rm -f "$out/candidates.copy"
-  psql_ -d $db -f bench/sql/promote_loaded.sql > /dev/null
-  loaded=$size
-  mf_log "indexing"
-  psql_ -d $db -c "SET maintenance_work_mem = '2GB'" -c "DROP INDEX IF EXISTS memory_fabric.bench_hnsw" \
-    -c "CREATE INDEX bench_hnsw ON memory_fabric.promoted_memory USING hnsw ((embedding::vector(384)) vector_cosine_ops) WHERE embedding_model = 'bench-384'" \
-    -c "VACUUM ANALYZE memory_fabric.promoted_memory" -c "ANALYZE memory_fabric.candidates"
+  if [ "$size" -lt "$loaded" ]; then
+    mf_log "$db holds $loaded memories, more than $size: run without --reuse"; exit 2
+  elif [ "$size" -gt "$loaded" ]; then
+    mf_log "loading to $size memories"
+    cols="id, tenant_id, user_id, intent_id, source, text, classification, embedding, embedding_model, content_hash, policy_version"
+    "$gen" memories $loaded "$size" > "$out/candidates.copy"
+    psql_ -d $db -c "\\copy memory_fabric.candidates ($cols) FROM '$out/candidates.copy'"
+    # the baseline table holds the same rows, so a plain INSERT maintains indexes of the same size
+    psql_ -d $db -c "\\copy bench.plain_candidates ($cols) FROM '$out/candidates.copy'"
+    rm -f "$out/candidates.copy"
+    psql_ -d $db -f bench/sql/promote_loaded.sql > /dev/null
+    loaded=$size
+    mf_log "indexing"
+    psql_ -d $db -c "SET maintenance_work_mem = '6GB'" -c "SET max_parallel_maintenance_workers = 1" \
+      -c "DROP INDEX IF EXISTS memory_fabric.bench_hnsw" \
+      -c "CREATE INDEX bench_hnsw ON memory_fabric.promoted_memory USING hnsw ((embedding::vector(384)) vector_cosine_ops) WHERE embedding_model = 'bench-384'"
+    # nothing left for autovacuum to do while the clock runs
+    psql_ -d $db -c "VACUUM ANALYZE memory_fabric.promoted_memory" -c "VACUUM ANALYZE memory_fabric.candidates" \
+      -c "VACUUM ANALYZE memory_fabric.reviews" -c "VACUUM ANALYZE bench.plain_candidates" -c "CHECKPOINT"
+  fi
+  if [ $load_only = 1 ]; then continue; fi
   psql_ -d $db -c "TRUNCATE bench.probes"
   "$gen" probes $((nprobes / 2)) "$size" > "$out/probes.copy"
   psql_ -d $db -c "\\copy bench.probes FROM '$out/probes.copy'"
@@ -86,9 +117,10 @@ for size in ${sizes//,/ }; do
   r_index=$(psql_ -At -d $db -f bench/sql/recall_at_1.sql)
   printf '%s\t%s\t%s\n' "$size" "$r_default" "$r_index" >> "$out/recall_at_1.tsv"
   if [ $smoke = 0 ]; then
-    python3 bench/app_side.py --host "$MF_PGHOST" --port "$MF_PGPORT" --db $db --size "$size" --n 200 >> "$results" || mf_log "app-side baseline failed"
+    python3 bench/app_side.py --host 127.0.0.1 --port "$MF_PGPORT" --user "$MF_PGUSER" --db $db --size "$size" --n 200 >> "$results" || mf_log "app-side baseline failed"
   fi
   psql_ -At -d $db -c "SELECT '$size', sum(n), count(*), max(n), percentile_disc(0.5) WITHIN GROUP (ORDER BY n) FROM (SELECT tenant_id, count(*) n FROM memory_fabric.promoted_memory GROUP BY 1) t" >> "$out/dataset.tsv"
 done
+if [ $load_only = 1 ]; then mf_log "loaded $loaded memories into $db"; exit 0; fi
 python3 bench/report.py "$out" $([ $smoke = 1 ] && echo --smoke)
 mf_log "results in $out"
