@@ -71,7 +71,7 @@ bench_op() { # size op clients [-T secs | -t txns] user
   local log=$out/logs/$size-$op-$c; mkdir -p "$log"
   local rc=0
   (cd "$log" && "$MF_PG_BINDIR/pgbench" -n -h "$MF_PGHOST" -p "$MF_PGPORT" -U "$user" -d $db \
-      -f "$MF_ROOT/bench/sql/$op.sql" -c "$c" -j "$j" "$mode" "$n" -D nprobes=$nprobes -D nreview=$nreview \
+      -f "$MF_ROOT/bench/sql/$op.sql" -c "$c" -j "$j" "$mode" "$n" -D npairs=$((nprobes / 2)) -D nreview=$nreview \
       -l --log-prefix=tx > summary.txt 2>&1) || rc=$?
   python3 "$MF_ROOT/bench/percentiles.py" "$size" "$op" "$c" "$log" >> "$results" || true
   if [ $rc != 0 ]; then mf_log "pgbench $op c=$c failed (rc=$rc), see $log/summary.txt"; tail -5 "$log/summary.txt" >&2; fi
@@ -102,6 +102,9 @@ for size in ${sizes//,/ }; do
   psql_ -d $db -c "TRUNCATE bench.probes"
   "$gen" probes $((nprobes / 2)) "$size" > "$out/probes.copy"
   psql_ -d $db -c "\\copy bench.probes FROM '$out/probes.copy'"
+  # every transaction draws a probe id in 1..nprobes (odd: a near-duplicate, even: a fresh fact)
+  [ "$(psql_ -At -d $db -c "SELECT count(*) = $nprobes AND min(id) = 1 AND max(id) = $nprobes FROM bench.probes")" = t ] \
+    || { mf_log "bench.probes does not hold ids 1..$nprobes"; exit 1; }
   psql_ -d $db -v nreview=$nreview -v npromote=$npromote -f bench/sql/pools.sql
   for c in ${clients//,/ }; do
     for op in capture_vec plain_insert capture_text review recall_noquery recall_vec recall_text; do

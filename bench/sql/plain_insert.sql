@@ -1,2 +1,2 @@
-\set p 2 * random(0, :nprobes - 1) + 1
+\set p 2 * random(0, :npairs - 1) + 1
 INSERT INTO bench.plain_candidates (id, tenant_id, user_id, intent_id, source, text, classification, embedding, embedding_model, content_hash, policy_version) SELECT 'mc_' || md5(random()::text), s.tenant_id, s.user_id, s.intent_id, 'agent', s.text, 'INTERNAL', s.embedding, 'bench-384', md5(s.text) || md5(s.text), 1 FROM (SELECT set_config('memory_fabric.tenant_id', q.tenant_id, true) AS pin, q.* FROM bench.probes q WHERE q.id = :p) s;
