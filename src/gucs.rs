@@ -20,14 +20,6 @@ pub static CONTRADICTION_FUNCTION: GucSetting<Option<CString>> = GucSetting::<Op
 /// the scope); larger ones through the HNSW index with an iterative scan.
 pub static EXACT_SEARCH_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(2000);
 
-/// recall with a query scores a scope of at most this many memories whole; a larger one over
-/// candidates (see RECALL_CANDIDATES).
-pub static RECALL_EXACT_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(2000);
-
-/// How many candidates a large-scope recall with a query reads from each list: by priority and
-/// recency, and nearest to each query vector (at least 10 x max_recalls).
-pub static RECALL_CANDIDATES: GucSetting<i32> = GucSetting::<i32>::new(100);
-
 /// The tenant this transaction acts for (SET LOCAL memory_fabric.tenant_id = '…'). Required of
 /// every non-superuser role, for every function and for row-level security; unset or empty
 /// fails closed.
@@ -84,26 +76,6 @@ pub fn init() {
         &EXACT_SEARCH_LIMIT,
         0,
         1_000_000_000,
-        GucContext::Userset,
-        GucFlags::default(),
-    );
-    GucRegistry::define_int_guc(
-        c"memory_fabric.recall_exact_limit",
-        c"Largest scope recall with a query scores whole.",
-        c"Larger scopes are scored over candidates: memory_fabric.recall_candidates by priority and recency, and as many nearest to each query vector (HNSW).",
-        &RECALL_EXACT_LIMIT,
-        0,
-        1_000_000_000,
-        GucContext::Userset,
-        GucFlags::default(),
-    );
-    GucRegistry::define_int_guc(
-        c"memory_fabric.recall_candidates",
-        c"Candidates a large-scope recall with a query reads from each list.",
-        c"At least 10 x max_recalls are read.",
-        &RECALL_CANDIDATES,
-        1,
-        100_000,
         GucContext::Userset,
         GucFlags::default(),
     );

@@ -84,35 +84,3 @@ SELECT u.id FROM ((SELECT m.id, m.priority, m.promoted_at FROM memory_fabric.pro
                    FETCH FIRST 8 ROWS WITH TIES)) u
 ORDER BY u.priority DESC, u.promoted_at DESC, u.id LIMIT 8;
 
--- A scope larger than memory_fabric.recall_exact_limit is scored over candidates: the first
--- recall_candidates (at least 10 x k) by priority and recency, and as many nearest to the query
--- vector (from the model's HNSW index when the planner takes it; the benchmark measures that on
--- 1M memories). Forced with a limit of 0: every row returned must be one the definition shows
--- (same filters), in score order; how many results equal the exact ranking is counted (not all
--- need to: this path is approximate by design). A second pass reads the fewest candidates.
-SET memory_fabric.recall_exact_limit = 0;
-CREATE TEMP TABLE approx AS
-SELECT c.*, r.got, r.scores, pg_temp.expected(c.usr, c.intent, 1000, c.cls, c.at, c.q) AS visible,
-       pg_temp.expected(c.usr, c.intent, c.k, c.cls, c.at, c.q) AS want
-FROM cases c, LATERAL (SELECT array_agg(r.memory_id ORDER BY r.ordinality) AS got, array_agg(r.score ORDER BY r.ordinality) AS scores
-                       FROM memory_fabric.recall('t_ord', c.intent, user_id => c.usr, max_recalls => c.k,
-                                                 classification_allowed => c.cls, as_of => c.at, query_embedding => c.q,
-                                                 query_embedding_model => 'ord-3') WITH ORDINALITY r) r
-WHERE c.q IS NOT NULL;
-SELECT count(*) AS cases,
-       count(*) FILTER (WHERE coalesce(got, '{}') <@ visible) AS only_visible_rows,
-       count(*) FILTER (WHERE scores IS NULL OR scores = ARRAY(SELECT x FROM unnest(scores) x ORDER BY x DESC)) AS in_score_order,
-       count(*) FILTER (WHERE coalesce(got, '{}') = want) AS same_as_exact,
-       count(*) FILTER (WHERE k >= 50 AND coalesce(got, '{}') = want) AS same_as_exact_k_ge_50,
-       count(*) FILTER (WHERE k >= 50) AS k_ge_50
-FROM approx;
-SET memory_fabric.recall_candidates = 1;
-SELECT count(*) AS cases,
-       count(*) FILTER (WHERE coalesce(r.got, '{}') <@ a.visible) AS only_visible_rows,
-       count(*) FILTER (WHERE coalesce(r.got, '{}') = a.want) AS same_as_exact
-FROM approx a, LATERAL (SELECT array_agg(r.memory_id ORDER BY r.ordinality) AS got
-                        FROM memory_fabric.recall('t_ord', a.intent, user_id => a.usr, max_recalls => a.k,
-                                                  classification_allowed => a.cls, as_of => a.at, query_embedding => a.q,
-                                                  query_embedding_model => 'ord-3') WITH ORDINALITY r) r;
-RESET memory_fabric.recall_candidates;
-RESET memory_fabric.recall_exact_limit;
