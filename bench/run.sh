@@ -104,7 +104,7 @@ for size in ${sizes//,/ }; do
   # a warm cache, as a running server has: the promoted rows, their indexes, the HNSW graph, then
   # the candidates (pg_prewarm reads each into shared buffers until they are full)
   psql_ -d $db -c "CREATE EXTENSION IF NOT EXISTS pg_prewarm" \
-    -c "SELECT count(pg_prewarm(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'memory_fabric' AND c.relkind IN ('r', 'i') AND (c.relname LIKE 'promoted%' OR c.relname = 'bench_hnsw' OR c.relname LIKE 'candidates%') AND c.relname NOT LIKE '%builtin_hnsw' ORDER BY c.relname LIKE 'candidates%', c.oid" > /dev/null
+    -c "SELECT count(*) FROM (SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'memory_fabric' AND c.relkind IN ('r', 'i') AND (c.relname LIKE 'promoted%' OR c.relname = 'bench_hnsw' OR c.relname LIKE 'candidates%') ORDER BY c.relname LIKE 'candidates%', c.oid) w" > /dev/null
   psql_ -d $db -c "TRUNCATE bench.probes"
   "$gen" probes $((nprobes / 2)) "$size" > "$out/probes.copy"
   psql_ -d $db -c "\\copy bench.probes FROM '$out/probes.copy'"
