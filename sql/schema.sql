@@ -396,9 +396,11 @@ SELECT pg_catalog.pg_extension_config_dump('memory_fabric.recall_log', '');
 -- too; promoted_recall serves the user's own (tenant_id and user_id fixed).
 CREATE INDEX promoted_recall_userless ON memory_fabric.promoted_memory (tenant_id, priority DESC, promoted_at DESC)
     WHERE user_id IS NULL;
--- Review's exact search visits only the scope's rows of the candidate's intent or cross-intent
--- (a BitmapOr of the two), not every row of the user: intent_scope joins the key.
+-- Review's exact search and recall with a query visit only the scope's rows of the intent or
+-- cross-intent, not every row of the user: intent_scope joins the key. Not partial, since recall
+-- as of a past instant reads retracted rows too; retracted_at is included so that review can
+-- size its scope from the index alone.
 DROP INDEX memory_fabric.promoted_scope;
-CREATE INDEX promoted_scope ON memory_fabric.promoted_memory (tenant_id, user_id, embedding_model, intent_scope)
-    WHERE retracted_at IS NULL;
+CREATE INDEX promoted_scope ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
+    INCLUDE (retracted_at);
 -- END upgrade 0.4.0
