@@ -28,8 +28,13 @@ ap.add_argument("--exact-limit", type=int, default=2000)
 a = ap.parse_args()
 conn = psycopg.connect(host=a.host, port=a.port, dbname=a.db, user=a.user, autocommit=False)
 cur = conn.cursor()
-cur.execute("SELECT tenant_id, user_id, intent_id, text, embedding::text FROM bench.pipeline_pool ORDER BY n DESC LIMIT %s", (a.n,))
+# Fresh facts no earlier run used (a database reused by --reuse already holds the ones it took).
+cur.execute("CREATE TABLE IF NOT EXISTS bench.app_side_used (probe bigint PRIMARY KEY)")
+cur.execute("""SELECT p.tenant_id, p.user_id, p.intent_id, p.text, p.embedding::text FROM bench.pipeline_pool p
+               WHERE NOT EXISTS (SELECT 1 FROM bench.app_side_used u WHERE u.probe = p.id) ORDER BY p.n DESC LIMIT %s""", (a.n,))
 probes = cur.fetchall()
+cur.execute("""INSERT INTO bench.app_side_used SELECT p.id FROM bench.pipeline_pool p
+               WHERE NOT EXISTS (SELECT 1 FROM bench.app_side_used u WHERE u.probe = p.id) ORDER BY p.n DESC LIMIT %s""", (a.n,))
 conn.commit()
 
 CARD = re.compile(r"\b(?:\d[ -]?){13,19}\b")
