@@ -55,6 +55,8 @@ lines.append(f"Run: {datetime.datetime.utcnow().strftime('%Y-%m-%d %H:%M UTC')},
 lines.append("Command: `bash bench/run.sh` (see its header for options). Every measured operation calls the public functions "
              "as an ordinary role (`bench_agent`, pinned to the probe's tenant) with row-level security on; p50/p95/p99 are "
              "per-transaction latencies from pgbench logs, one statement per transaction.  ")
+if os.path.exists(f"{out}/README"):
+    lines.append("\n" + open(f"{out}/README").read().strip().replace("\n", "  \n") + "\n")
 if os.path.exists(f"{out}/settings.txt"):
     lines.append("Server: " + ", ".join(open(f"{out}/settings.txt").read().split()) + ".  ")
 lines.append("The app-side baseline (`bench/app_side.py`, psycopg over TCP loopback) runs the same steps as the extension, "

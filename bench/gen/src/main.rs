@@ -130,9 +130,11 @@ fn main() {
                 let dup = around(&v, 0.004, &mut r);
                 writeln!(w, "{}\tdup\tt{t:04}\t{}\t{}\t{}!\t{}\tmc_bench_{n:09}", 2 * p + 1,
                     opt(u.map(|u| format!("u{u}"))), opt(i.map(str::to_owned)), text, vector_text(&dup)).unwrap();
-                // a fresh fact for the same scope, far from every memory
+                // a fresh fact for the same scope, far from every memory; the size is part of its
+                // text, so the facts drawn at one size are not duplicates of those promoted at the
+                // size before (10k -> 100k -> 1M appends to one database)
                 let fresh = around(&centre(t, 1_000_000 + p), 0.04, &mut r);
-                writeln!(w, "{}\tfresh\tt{t:04}\t{}\t{}\tNew fact {p} for tenant {t}: {} {}.\t{}\t\\N", 2 * p + 2,
+                writeln!(w, "{}\tfresh\tt{t:04}\t{}\t{}\tNew fact {p} at {size} for tenant {t}: {} {}.\t{}\t\\N", 2 * p + 2,
                     opt(u.map(|u| format!("u{u}"))), opt(i.map(str::to_owned)), WORDS[(r.next() % 18) as usize],
                     r.next() % 100_000, vector_text(&fresh)).unwrap();
             }
