@@ -273,6 +273,9 @@ BEGIN
     IF recall.query_text IS NOT NULL AND pg_catalog.btrim(recall.query_text) = '' THEN
         RAISE EXCEPTION 'query_text must not be empty' USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    -- the caller may act for the tenant (42501 otherwise), checked before anything is read; then
+    -- the tenant's weights
+    s := memory_fabric._recall_settings(recall.tenant_id);
     IF recall.query_embedding IS NOT NULL THEN
         IF recall.query_embedding_model IS NULL THEN
             RAISE EXCEPTION 'query_embedding requires query_embedding_model' USING ERRCODE = 'invalid_parameter_value',
@@ -289,8 +292,6 @@ BEGIN
         END IF;
     END IF;
 
-    PERFORM memory_fabric._require_tenant(recall.tenant_id);
-    s := memory_fabric._recall_settings(recall.tenant_id);
     IF recall.query_text IS NOT NULL THEN
         SELECT e.builtin, e.function_embedding, e.function_model INTO q_builtin, q_fn, q_fn_mod
         FROM memory_fabric._embed_query(recall.tenant_id, recall.query_text) e;

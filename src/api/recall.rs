@@ -9,10 +9,12 @@ use memory_fabric_core::{embed, redact::Outcome, Error};
 use pgrx::prelude::*;
 
 /// [relevance weight, recency weight, importance weight, half-life in days, minimum score,
-/// low-confidence threshold] from the policy in force for the tenant.
+/// low-confidence threshold] from the policy in force for the tenant, once the caller is known to
+/// act for it (42501 otherwise): recall's entry check and its settings in one call.
 #[pg_extern(stable, parallel_safe)]
 fn _recall_settings(tenant_id: &str) -> Vec<f64> {
     Spi::connect(|client| {
+        crate::security::require_tenant(client, tenant_id);
         let r = policy::for_tenant(client, tenant_id).policy.recall;
         vec![r.w_relevance, r.w_recency, r.w_importance, r.half_life_days, r.min_score, r.low_confidence]
     })
