@@ -75,6 +75,8 @@ SET ROLE regress_agent_a;
 SET memory_fabric.tenant_id = 'tenant_a';
 SELECT public.regress_try($$SELECT memory_fabric.capture_memory('tenant_b', 'planted', 'agent', 'INTERNAL')$$) AS capture_b;
 SELECT public.regress_try($$SELECT * FROM memory_fabric.recall('tenant_b', NULL)$$) AS recall_b;
+-- the tenant is checked before anything is read or validated against its data (model dimensions)
+SELECT public.regress_try($$SELECT * FROM memory_fabric.recall('tenant_b', NULL, query_embedding => '[1,2,3]', query_embedding_model => 'memory_fabric/hash-384-v1')$$) AS recall_b_vector;
 SELECT public.regress_try(format('SELECT memory_fabric.review_candidate(%L)', :'b_queued')) AS review_b;
 SELECT public.regress_try(format('SELECT memory_fabric.promote(%L)', :'b_fact')) AS promote_b;
 -- ... and pinned to B, with no grant for B.
