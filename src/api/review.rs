@@ -20,9 +20,15 @@ const K: i64 = 5;
 const COLUMNS: &str = "m.id, m.text, m.entity, m.predicate, m.value::text, m.intent_scope, m.source, m.confidence, \
      jsonb_array_length(m.evidence_refs), extract(epoch FROM c.captured_at)::float8, m.content_hash";
 
+/// The candidate's user ($2) on table alias `t`: the same user, or user-less for a user-less
+/// candidate (NULL never equals NULL, so that case is spelled out).
+fn same_user(t: &str, user_is_null: bool) -> String {
+    if user_is_null { format!("{t}.user_id IS NULL AND $2::text IS NULL") } else { format!("{t}.user_id = $2") }
+}
+
 /// The scope filter: $1 tenant, $2 user, $3 intent; live now.
 fn scope(user_is_null: bool) -> String {
-    let user = if user_is_null { "m.user_id IS NULL AND $2::text IS NULL" } else { "m.user_id = $2" };
+    let user = same_user("m", user_is_null);
     format!(
         "m.tenant_id = $1 AND {user} AND (m.intent_scope IS NULL OR m.intent_scope = $3) \
          AND m.retracted_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > pg_catalog.clock_timestamp())"
@@ -146,7 +152,7 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
 /// vector (review step 3). Rejections are few, so this is an exact scan of them.
 fn rejected_neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
     let vs = vector_schema(client);
-    let user = if c.user_id.is_none() { "r.user_id IS NULL AND $2::text IS NULL" } else { "r.user_id = $2" };
+    let user = same_user("r", c.user_id.is_none());
     let sql = format!(
         "SELECT r.id, r.text, r.entity, r.predicate, r.value::text, r.intent_id, r.source, r.confidence, \
                 jsonb_array_length(r.evidence_refs), extract(epoch FROM r.captured_at)::float8, r.content_hash, \
@@ -179,7 +185,7 @@ fn rejected_neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
 /// are cross-intent or of its intent: the rows the exact search visits (expiry is not looked at).
 /// Two index-only scans of promoted_scope, each stopping after `limit` + 1 entries.
 fn scope_size_exceeds(client: &SpiClient<'_>, c: &Candidate, limit: i64) -> bool {
-    let user = if c.user_id.is_none() { "m.user_id IS NULL AND $2::text IS NULL" } else { "m.user_id = $2" };
+    let user = same_user("m", c.user_id.is_none());
     let part = |intent: &str| {
         format!(
             "(SELECT count(*) FROM (SELECT 1 FROM memory_fabric.promoted_memory m \
