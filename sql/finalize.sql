@@ -172,58 +172,17 @@ DO $install$
 DECLARE
     vs  text := (SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e
                  JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector');
-    base text := $flt$
-          AND (m.intent_scope IS NULL OR m.intent_scope = {intent})
-          AND m.promoted_at <= {at}
-          AND (m.retracted_at IS NULL OR m.retracted_at > {at})
-          AND (m.expires_at IS NULL OR m.expires_at > {at})
-          AND m.classification = ANY ({classes})
+    flt text := $flt$
+          AND (m.intent_scope IS NULL OR m.intent_scope = recall.intent_id)
+          AND m.promoted_at <= t
+          AND (m.retracted_at IS NULL OR m.retracted_at > t)
+          AND (m.expires_at IS NULL OR m.expires_at > t)
+          AND m.classification = ANY (recall.classification_allowed)
           AND (m.consent_id IS NULL OR EXISTS (
                 SELECT 1 FROM memory_fabric.consents k
-                WHERE k.id = m.consent_id AND k.captured_at <= {at}
-                  AND (k.revoked_at IS NULL OR k.revoked_at > {at})
-                  AND (k.valid_until IS NULL OR k.valid_until > {at})))$flt$;
-    flt  text := replace(replace(replace(base, '{intent}', 'recall.intent_id'), '{at}', 't'), '{classes}', 'recall.classification_allowed');
-    -- scoring: relevance to the query (by each vector of a matching model), recency, importance,
-    -- the floor, top-k; {rows} says which rows are scored (a FROM item m and its WHERE)
-    score text := $sc$
-        SELECT coalesce(array_agg(x.id ORDER BY x.sco DESC, x.priority DESC, x.promoted_at DESC, x.id), '{}'),
-               array_agg(x.rel ORDER BY x.sco DESC, x.priority DESC, x.promoted_at DESC, x.id),
-               array_agg(x.sco ORDER BY x.sco DESC, x.priority DESC, x.promoted_at DESC, x.id)
-          INTO top_ids, top_rel, top_sco
-        FROM (SELECT y.* FROM (
-              SELECT sc.id, sc.priority, sc.promoted_at, sc.rel,
-                     s[1] * coalesce(sc.rel, 0)
-                     + s[2] * pg_catalog.power(0.5, greatest(extract(epoch FROM t - sc.promoted_at), 0) / 86400.0 / s[4])
-                     + s[3] * sc.priority::double precision AS sco
-              FROM (SELECT m.id, m.priority, m.promoted_at,
-                           CASE WHEN m.embedding IS NULL THEN NULL
-                                WHEN m.embedding_model = 'memory_fabric/hash-384-v1' AND q_builtin IS NOT NULL
-                                    THEN 1 - (m.embedding OPERATOR({vs}.<=>) q_builtin::{vs}.vector)
-                                WHEN m.embedding_model = q_fn_mod
-                                    THEN 1 - (m.embedding OPERATOR({vs}.<=>) q_fn::{vs}.vector)
-                                WHEN m.embedding_model = recall.query_embedding_model
-                                    THEN 1 - (m.embedding OPERATOR({vs}.<=>) recall.query_embedding)
-                           END AS rel
-                    FROM {rows} {flt}) sc) y
-              WHERE y.sco >= s[5]
-              ORDER BY y.sco DESC, y.priority DESC, y.promoted_at DESC, y.id
-              LIMIT recall.max_recalls) x;$sc$;
-    -- The whole scope as four parts (the user's or user-less, cross-intent or of the intent), so
-    -- that intent_scope is an index condition of promoted_scope and only those rows are visited.
-    scope_parts text := $parts$(
-                      SELECT p.* FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
-                          AND p.user_id = recall.user_id AND p.intent_scope IS NULL
-                      UNION ALL
-                      SELECT p.* FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
-                          AND p.user_id = recall.user_id AND p.intent_scope = recall.intent_id
-                      UNION ALL
-                      SELECT p.* FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
-                          AND p.user_id IS NULL AND p.intent_scope IS NULL
-                      UNION ALL
-                      SELECT p.* FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
-                          AND p.user_id IS NULL AND p.intent_scope = recall.intent_id) m
-                    WHERE true$parts$;
+                WHERE k.id = m.consent_id AND k.captured_at <= t
+                  AND (k.revoked_at IS NULL OR k.revoked_at > t)
+                  AND (k.valid_until IS NULL OR k.valid_until > t)))$flt$;
 BEGIN
     EXECUTE format($fn$
 CREATE FUNCTION memory_fabric.recall(
@@ -314,7 +273,41 @@ BEGIN
         -- (Scoring candidates instead, the first rows by priority and the nearest by an HNSW
         -- search within the scope filters, was slower on 1M memories: the filtered index search
         -- alone took 54 ms a call, measured with pg_stat_statements.)
-        %5$s
+        
+        SELECT coalesce(array_agg(x.id ORDER BY x.sco DESC, x.priority DESC, x.promoted_at DESC, x.id), '{}'),
+               array_agg(x.rel ORDER BY x.sco DESC, x.priority DESC, x.promoted_at DESC, x.id),
+               array_agg(x.sco ORDER BY x.sco DESC, x.priority DESC, x.promoted_at DESC, x.id)
+          INTO top_ids, top_rel, top_sco
+        FROM (SELECT y.* FROM (
+              SELECT sc.id, sc.priority, sc.promoted_at, sc.rel,
+                     s[1] * coalesce(sc.rel, 0)
+                     + s[2] * pg_catalog.power(0.5, greatest(extract(epoch FROM t - sc.promoted_at), 0) / 86400.0 / s[4])
+                     + s[3] * sc.priority::double precision AS sco
+              FROM (SELECT m.id, m.priority, m.promoted_at,
+                           CASE WHEN m.embedding IS NULL THEN NULL
+                                WHEN m.embedding_model = 'memory_fabric/hash-384-v1' AND q_builtin IS NOT NULL
+                                    THEN 1 - (m.embedding OPERATOR(%1$s.<=>) q_builtin::%1$s.vector)
+                                WHEN m.embedding_model = q_fn_mod
+                                    THEN 1 - (m.embedding OPERATOR(%1$s.<=>) q_fn::%1$s.vector)
+                                WHEN m.embedding_model = recall.query_embedding_model
+                                    THEN 1 - (m.embedding OPERATOR(%1$s.<=>) recall.query_embedding)
+                           END AS rel
+                    FROM (
+                      SELECT p.* FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
+                          AND p.user_id = recall.user_id AND p.intent_scope IS NULL
+                      UNION ALL
+                      SELECT p.* FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
+                          AND p.user_id = recall.user_id AND p.intent_scope = recall.intent_id
+                      UNION ALL
+                      SELECT p.* FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
+                          AND p.user_id IS NULL AND p.intent_scope IS NULL
+                      UNION ALL
+                      SELECT p.* FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
+                          AND p.user_id IS NULL AND p.intent_scope = recall.intent_id) m
+                    WHERE true %2$s) sc) y
+              WHERE y.sco >= s[5]
+              ORDER BY y.sco DESC, y.priority DESC, y.promoted_at DESC, y.id
+              LIMIT recall.max_recalls) x;
     END IF;
 
     RETURN QUERY
@@ -361,8 +354,7 @@ BEGIN
     ORDER BY r.ord;
 END
 $body$
-$fn$, vs, flt, NULL, NULL,
-        replace(replace(replace(score, '{vs}', vs), '{flt}', flt), '{rows}', scope_parts));
+$fn$, vs, flt);
 END
 $install$;
 COMMENT ON FUNCTION memory_fabric.recall IS
