@@ -59,6 +59,15 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
     rows::lock(client, &format!("candidate:{candidate_id}"));
     let c = rows::candidate(client, candidate_id);
     crate::security::require_tenant(client, &c.tenant_id);
+    // An erasure of the candidate's subject cannot interleave: forget_subject() takes the same
+    // lock, so it either ran first (the candidate, read again, is erased) or waits and then
+    // erases the new memory with the rest. Without it, a promotion could copy content that an
+    // uncommitted erasure had already tombstoned into a memory the erasure never saw.
+    let subjects: Vec<&str> = [c.user_id.as_deref(), c.entity.as_deref()].into_iter().flatten().collect();
+    for s in &subjects {
+        rows::lock(client, &format!("subject:{}:{s}", c.tenant_id));
+    }
+    let c = if subjects.is_empty() { c } else { rows::candidate(client, candidate_id) };
     rows::require_open(client, &c);
     let r = promotable_review(client, &c);
     if r.reviewer == "human" && !approved {
@@ -70,13 +79,21 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
     // One promotion at a time per scope, and the verdict must still hold: a near-duplicate or
     // a contradiction promoted since the review changes it.
     rows::lock(client, &format!("scope:{}:{}", c.tenant_id, c.user_id.as_deref().unwrap_or("")));
+    // The consent the memory will depend on cannot be revoked until this promotion ends:
+    // revoke_consent() takes the same lock, so it either ran first (and the verdict below no
+    // longer finds the consent) or waits and then retracts this memory with the others.
+    if let Some(k) = &r.consent_id {
+        rows::lock(client, &format!("consent:{k}"));
+    }
     let (now, _) = verdict_for(client, &c, None);
     let same = now.status.as_str() == r.status
         && now.duplicate_of == r.duplicate_of_id
         && now.contradicts == r.contradicts_id
         && now.resolution.map(|x| x.as_str()) == r.resolution.as_deref();
-    if !same {
-        raise(wrong_state(format!("the promoted memories changed since candidate \"{}\" was reviewed", c.id))
+    let consent_same = now.consent_id == r.consent_id;
+    if !same || !consent_same {
+        let what = if consent_same { "the promoted memories" } else { "its consent" };
+        raise(wrong_state(format!("{what} changed since candidate \"{}\" was reviewed", c.id))
             .detail(format!("Reviewed now, it would be {}.", now.notes.as_deref().unwrap_or(now.status.as_str())))
             .hint("Call memory_fabric.review_candidate() again."));
     }
