@@ -158,7 +158,7 @@ WHERE r.reviewer = 'human'
   AND NOT EXISTS (SELECT 1 FROM memory_fabric.promoted_memory p WHERE p.candidate_id = r.candidate_id);
 COMMENT ON VIEW memory_fabric.review_queue IS 'Candidates waiting for a human approve / reject / edit';
 
--- BEGIN upgrade 0.4.0 (or replace)
+-- BEGIN upgrade 0.5.0 (or replace)
 -- recall: the only read path. Its body names pgvector's schema, fixed here at install time, so it
 -- does not depend on the caller's search_path. It records what it returned when
 -- memory_fabric.log_recalls is on.
@@ -204,6 +204,9 @@ RETURNS TABLE (
     write_class text, confidence double precision, promoted_at timestamptz, expires_at timestamptz,
     embedding_model text)
 LANGUAGE plpgsql VOLATILE
+-- the security pass below sets the same; written here too, so that the upgrade's
+-- CREATE OR REPLACE keeps them (its statements are planned once per session, see 0.4.0)
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan
 AS $body$
 #variable_conflict use_column
 DECLARE
@@ -217,6 +220,8 @@ DECLARE
     top_ids   text[];
     top_rel   double precision[];
     top_sco   double precision[];
+    q_b       %1$s.vector;
+    q_f       %1$s.vector;
 BEGIN
     IF recall.tenant_id IS NULL OR pg_catalog.btrim(recall.tenant_id) = '' THEN
         RAISE EXCEPTION 'tenant_id must not be null or empty' USING ERRCODE = 'invalid_parameter_value';
@@ -269,11 +274,17 @@ BEGIN
               ORDER BY u.priority DESC, u.promoted_at DESC, u.id
               LIMIT recall.max_recalls) x;
     ELSE
-        -- With a query every live row in scope is scored, read by intent through promoted_scope.
+        -- With a query every live row in scope is scored: the user's and the user-less rows,
+        -- cross-intent or of the intent, each read from promoted_scope_vectors (index-only, in
+        -- scope order) or, for the rows too wide for it, through promoted_scope_wide. The
+        -- distance is computed once per row (OFFSET 0 keeps the planner from copying it into
+        -- the score), and the score floor is applied to the top rows only, which is the same:
+        -- the rows are ordered by score first.
         -- (Scoring candidates instead, the first rows by priority and the nearest by an HNSW
         -- search within the scope filters, was slower on 1M memories: the filtered index search
         -- alone took 54 ms a call, measured with pg_stat_statements.)
-        
+        q_b := q_builtin::%1$s.vector;
+        q_f := q_fn::%1$s.vector;
         SELECT coalesce(array_agg(x.id ORDER BY x.sco DESC, x.priority DESC, x.promoted_at DESC, x.id), '{}'),
                array_agg(x.rel ORDER BY x.sco DESC, x.priority DESC, x.promoted_at DESC, x.id),
                array_agg(x.sco ORDER BY x.sco DESC, x.priority DESC, x.promoted_at DESC, x.id)
@@ -281,33 +292,78 @@ BEGIN
         FROM (SELECT y.* FROM (
               SELECT sc.id, sc.priority, sc.promoted_at, sc.rel,
                      s[1] * coalesce(sc.rel, 0)
-                     + s[2] * pg_catalog.power(0.5, greatest(extract(epoch FROM t - sc.promoted_at), 0) / 86400.0 / s[4])
+                     + s[2] * pg_catalog.power(0.5, greatest(pg_catalog.date_part('epoch', t - sc.promoted_at), 0) / 86400.0 / s[4])
                      + s[3] * sc.priority::double precision AS sco
               FROM (SELECT m.id, m.priority, m.promoted_at,
                            CASE WHEN m.embedding IS NULL THEN NULL
-                                WHEN m.embedding_model = 'memory_fabric/hash-384-v1' AND q_builtin IS NOT NULL
-                                    THEN 1 - (m.embedding OPERATOR(%1$s.<=>) q_builtin::%1$s.vector)
+                                WHEN m.embedding_model = 'memory_fabric/hash-384-v1' AND q_b IS NOT NULL
+                                    THEN 1 - (m.embedding OPERATOR(%1$s.<=>) q_b)
                                 WHEN m.embedding_model = q_fn_mod
-                                    THEN 1 - (m.embedding OPERATOR(%1$s.<=>) q_fn::%1$s.vector)
+                                    THEN 1 - (m.embedding OPERATOR(%1$s.<=>) q_f)
                                 WHEN m.embedding_model = recall.query_embedding_model
                                     THEN 1 - (m.embedding OPERATOR(%1$s.<=>) recall.query_embedding)
                            END AS rel
                     FROM (
-                      SELECT p.* FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
+                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model, p.intent_scope, p.retracted_at,
+                             p.expires_at, p.classification, p.consent_id
+                      FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
                           AND p.user_id = recall.user_id AND p.intent_scope IS NULL
+                          AND memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id,
+                                                      p.classification, p.consent_id, p.embedding)
                       UNION ALL
-                      SELECT p.* FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
+                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model, p.intent_scope, p.retracted_at,
+                             p.expires_at, p.classification, p.consent_id
+                      FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
+                          AND p.user_id = recall.user_id AND p.intent_scope IS NULL
+                          AND NOT memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id,
+                                                      p.classification, p.consent_id, p.embedding)
+                      UNION ALL
+                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model, p.intent_scope, p.retracted_at,
+                             p.expires_at, p.classification, p.consent_id
+                      FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
                           AND p.user_id = recall.user_id AND p.intent_scope = recall.intent_id
+                          AND memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id,
+                                                      p.classification, p.consent_id, p.embedding)
                       UNION ALL
-                      SELECT p.* FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
+                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model, p.intent_scope, p.retracted_at,
+                             p.expires_at, p.classification, p.consent_id
+                      FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
+                          AND p.user_id = recall.user_id AND p.intent_scope = recall.intent_id
+                          AND NOT memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id,
+                                                      p.classification, p.consent_id, p.embedding)
+                      UNION ALL
+                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model, p.intent_scope, p.retracted_at,
+                             p.expires_at, p.classification, p.consent_id
+                      FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
                           AND p.user_id IS NULL AND p.intent_scope IS NULL
+                          AND memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id,
+                                                      p.classification, p.consent_id, p.embedding)
                       UNION ALL
-                      SELECT p.* FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
-                          AND p.user_id IS NULL AND p.intent_scope = recall.intent_id) m
-                    WHERE true %2$s) sc) y
-              WHERE y.sco >= s[5]
-              ORDER BY y.sco DESC, y.priority DESC, y.promoted_at DESC, y.id
-              LIMIT recall.max_recalls) x;
+                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model, p.intent_scope, p.retracted_at,
+                             p.expires_at, p.classification, p.consent_id
+                      FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
+                          AND p.user_id IS NULL AND p.intent_scope IS NULL
+                          AND NOT memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id,
+                                                      p.classification, p.consent_id, p.embedding)
+                      UNION ALL
+                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model, p.intent_scope, p.retracted_at,
+                             p.expires_at, p.classification, p.consent_id
+                      FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
+                          AND p.user_id IS NULL AND p.intent_scope = recall.intent_id
+                          AND memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id,
+                                                      p.classification, p.consent_id, p.embedding)
+                      UNION ALL
+                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model, p.intent_scope, p.retracted_at,
+                             p.expires_at, p.classification, p.consent_id
+                      FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
+                          AND p.user_id IS NULL AND p.intent_scope = recall.intent_id
+                          AND NOT memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id,
+                                                      p.classification, p.consent_id, p.embedding)) m
+                    WHERE true %2$s
+                    OFFSET 0) sc
+              ORDER BY sco DESC, sc.priority DESC, sc.promoted_at DESC, sc.id
+              LIMIT recall.max_recalls) y
+              WHERE y.sco >= s[5]) x;
     END IF;
 
     RETURN QUERY
@@ -359,7 +415,7 @@ END
 $install$;
 COMMENT ON FUNCTION memory_fabric.recall IS
     'Recall promoted memories for a tenant, user, intent and classification set, now or as of an instant';
--- END upgrade 0.4.0
+-- END upgrade 0.5.0
 
 CREATE FUNCTION memory_fabric.grant_tenant(role text, tenant_id text)
 RETURNS memory_fabric.tenant_grants

@@ -404,3 +404,42 @@ DROP INDEX memory_fabric.promoted_scope;
 CREATE INDEX promoted_scope ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
     INCLUDE (retracted_at);
 -- END upgrade 0.4.0
+
+-- BEGIN upgrade 0.5.0
+-- 0.5.0: recall with a query and review's exact search read their scope from an index, not the
+-- heap. promoted_scope_vectors holds, in scope order, every column they need, the embedding
+-- included, so each scope is read as a few contiguous index pages (index-only) instead of one
+-- heap page per row: the rows of a scope arrive interleaved with every other tenant's. A btree
+-- entry cannot exceed 2704 bytes, so the index holds only rows whose values fit (_scope_fits:
+-- embeddings up to about 580 dimensions with short identifiers); promoted_scope_wide keys the
+-- rest, and both readers visit both.
+DO $install$
+DECLARE
+    vs text := (SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+                JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector');
+BEGIN
+    EXECUTE format($fn$
+CREATE FUNCTION memory_fabric._scope_fits(tenant_id text, user_id text, intent_scope text, embedding_model text,
+                                          id text, classification text, consent_id text, embedding %1$s.vector)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $body$
+    SELECT coalesce($8 IS NOT NULL
+        AND pg_catalog.octet_length($1) + coalesce(pg_catalog.octet_length($2), 0)
+            + coalesce(pg_catalog.octet_length($3), 0) + pg_catalog.octet_length($4) + pg_catalog.octet_length($5)
+            + pg_catalog.octet_length($6) + coalesce(pg_catalog.octet_length($7), 0)
+            + 4 * %1$s.vector_dims($8) <= 2400, false)
+$body$
+$fn$, vs);
+END
+$install$;
+COMMENT ON FUNCTION memory_fabric._scope_fits IS
+    'Whether a promoted memory''s scope columns and embedding fit an entry of promoted_scope_vectors';
+REVOKE ALL ON FUNCTION memory_fabric._scope_fits FROM PUBLIC;
+CREATE INDEX promoted_scope_vectors ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
+    INCLUDE (retracted_at, expires_at, promoted_at, classification, consent_id, priority, id, embedding)
+    WHERE memory_fabric._scope_fits(tenant_id, user_id, intent_scope, embedding_model, id, classification, consent_id, embedding);
+CREATE INDEX promoted_scope_wide ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
+    WHERE NOT memory_fabric._scope_fits(tenant_id, user_id, intent_scope, embedding_model, id, classification, consent_id, embedding);
+-- END upgrade 0.5.0

@@ -108,12 +108,27 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
                  ORDER BY m.embedding::{vs}.vector({d}) OPERATOR({vs}.<=>) $5::real[]::{vs}.vector({d}) LIMIT $6"
             )
         } else {
-            // The query vector is converted once (an InitPlan), not once per row.
-            format!(
-                "SELECT m.id, 1 - (m.embedding OPERATOR({vs}.<=>) (SELECT $5::real[]::{vs}.vector)) AS sim \
-                 FROM memory_fabric.promoted_memory m \
-                 WHERE {sc} AND m.embedding_model = $4 ORDER BY sim DESC, m.id LIMIT $6"
-            )
+            // The scope, cross-intent and of the intent, read from promoted_scope_vectors
+            // (index-only, contiguous) or, for rows too wide for it, through promoted_scope_wide.
+            // The query vector is converted once per part (an InitPlan), not once per row.
+            let user = same_user("m", c.user_id.is_none());
+            let fits = "memory_fabric._scope_fits(m.tenant_id, m.user_id, m.intent_scope, m.embedding_model, m.id, \
+                        m.classification, m.consent_id, m.embedding)";
+            let part = |intent: &str, fit: &str| {
+                format!(
+                    "SELECT m.id, 1 - (m.embedding OPERATOR({vs}.<=>) (SELECT $5::real[]::{vs}.vector)) AS sim \
+                     FROM memory_fabric.promoted_memory m \
+                     WHERE m.tenant_id = $1 AND {user} AND {intent} AND m.embedding_model = $4 AND {fit} \
+                       AND m.retracted_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > pg_catalog.clock_timestamp())"
+                )
+            };
+            let parts = [
+                part("m.intent_scope IS NULL", fits),
+                part("m.intent_scope = $3", fits),
+                part("m.intent_scope IS NULL", &format!("NOT {fits}")),
+                part("m.intent_scope = $3", &format!("NOT {fits}")),
+            ];
+            format!("SELECT s.id, s.sim FROM ({}) s ORDER BY s.sim DESC, s.id LIMIT $6", parts.join(" UNION ALL "))
         };
         let rows_sql = format!(
             "SELECT {COLUMNS}, nn.sim FROM ({search}) nn \

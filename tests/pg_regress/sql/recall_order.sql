@@ -1,10 +1,12 @@
 -- recall's ranking against its definition, over many scopes. Without a query, recall reads the
 -- user's and the user-less memories from two indexes in (priority, promoted_at) order and merges
--- them; with a query it scores the scope. Both must return exactly what the plain definition
--- (SPEC: filters, then priority DESC, promoted_at DESC, id; or the score) returns, ties included.
+-- them; with a query it scores the scope, read from promoted_scope_vectors or, for rows too wide
+-- for it (here every 7th, a 700-dimension model), through promoted_scope_wide. Both must return
+-- exactly what the plain definition (SPEC: filters, then priority DESC, promoted_at DESC, id; or
+-- the score) returns, ties included.
 \set SHOW_CONTEXT never
 SET client_min_messages = warning;
-INSERT INTO memory_fabric.embedding_models (tenant_id, model, dimensions) VALUES ('t_ord', 'ord-3', 3);
+INSERT INTO memory_fabric.embedding_models (tenant_id, model, dimensions) VALUES ('t_ord', 'ord-3', 3), ('t_ord', 'ord-wide', 700);
 -- 600 memories written on the bulk path (the owner may insert; nothing may update), with many
 -- exact ties: 3 priorities x 4 instants, 3 user scopes, 3 intent scopes, 3 classifications, some
 -- retracted, some expired, some promoted after the as_of instant used below.
@@ -13,7 +15,9 @@ INSERT INTO memory_fabric.candidates (id, tenant_id, user_id, intent_id, source,
 SELECT format('mc_ord%s', lpad(i::text, 4, '0')), 't_ord', (ARRAY['u1', 'u2', NULL])[i % 3 + 1],
        (ARRAY['a', 'b', NULL])[(i / 3) % 3 + 1], 'agent', format('memory %s', i),
        (ARRAY['PUBLIC', 'INTERNAL', 'PII'])[(i / 9) % 3 + 1],
-       ARRAY[sin(i), cos(i), sin(i * 7) + 1.5]::real[]::vector, 'ord-3', md5(i::text) || md5(i::text), 1
+       CASE WHEN i % 7 = 0 THEN array_cat(ARRAY[sin(i), cos(i), sin(i * 7) + 1.5], array_fill(0.01::real, ARRAY[697]))::vector
+            ELSE ARRAY[sin(i), cos(i), sin(i * 7) + 1.5]::real[]::vector END,
+       CASE WHEN i % 7 = 0 THEN 'ord-wide' ELSE 'ord-3' END, md5(i::text) || md5(i::text), 1
 FROM generate_series(1, 600) i;
 INSERT INTO memory_fabric.reviews (id, tenant_id, candidate_id, status, proposed_tier, priority_score, reviewer, policy_version)
 SELECT 'rv_' || substr(c.id, 4), c.tenant_id, c.id, 'pending_promotion', 'semantic', 0.5, 'auto', 1
@@ -30,22 +34,24 @@ SELECT 'pm_' || substr(c.id, 4), c.id, 'rv_' || substr(c.id, 4), c.tenant_id, c.
        CASE WHEN n % 13 = 0 THEN 'test' END, CASE WHEN n % 13 = 0 THEN 'test' END
 FROM memory_fabric.candidates c, LATERAL (SELECT substr(c.id, 7)::int AS n) x
 WHERE c.tenant_id = 't_ord';
-SELECT count(*) AS memories, count(DISTINCT (priority, promoted_at)) AS distinct_keys
+SELECT count(*) AS memories, count(DISTINCT (priority, promoted_at)) AS distinct_keys,
+       count(*) FILTER (WHERE memory_fabric._scope_fits(tenant_id, user_id, intent_scope, embedding_model, id,
+                                                        classification, consent_id, embedding)) AS in_vectors_index
 FROM memory_fabric.promoted_memory WHERE tenant_id = 't_ord';
 
 -- The definition, written plainly.
-CREATE FUNCTION pg_temp.expected(usr text, intent text, k integer, cls text[], at timestamptz, q vector)
+CREATE FUNCTION pg_temp.expected(usr text, intent text, k integer, cls text[], at timestamptz, q vector, qm text)
 RETURNS text[] LANGUAGE sql AS $$
     WITH s AS MATERIALIZED (SELECT memory_fabric._recall_settings('t_ord') AS w),
     live AS (
-        SELECT m.*, 1 - (m.embedding <=> q) AS rel FROM memory_fabric.promoted_memory m
+        SELECT m.*, CASE WHEN m.embedding_model = qm THEN 1 - (m.embedding <=> q) END AS rel FROM memory_fabric.promoted_memory m
         WHERE m.tenant_id = 't_ord' AND (m.user_id IS NULL OR m.user_id = usr)
           AND (m.intent_scope IS NULL OR m.intent_scope = intent) AND m.promoted_at <= at
           AND (m.retracted_at IS NULL OR m.retracted_at > at) AND (m.expires_at IS NULL OR m.expires_at > at)
           AND m.classification = ANY (cls)),
     scored AS (
         SELECT l.id, l.priority, l.promoted_at,
-               CASE WHEN q IS NOT NULL THEN w[1] * l.rel
+               CASE WHEN q IS NOT NULL THEN w[1] * coalesce(l.rel, 0)
                     + w[2] * power(0.5, greatest(extract(epoch FROM at - l.promoted_at), 0) / 86400.0 / w[4])
                     + w[3] * l.priority::double precision END AS sco, w[5] AS floor
         FROM live l, s)
@@ -54,24 +60,25 @@ RETURNS text[] LANGUAGE sql AS $$
           ORDER BY sco DESC NULLS LAST, priority DESC, promoted_at DESC, id LIMIT k) t
 $$;
 CREATE TEMP TABLE cases AS
-SELECT usr, intent, k, cls, at, q
+SELECT usr, intent, k, cls, at, q, qm
 FROM unnest(ARRAY['u1', 'u2', NULL, 'u9']) usr, unnest(ARRAY['a', 'b', NULL]) intent,
      unnest(ARRAY[1, 3, 8, 50, 1000]) k,
      (VALUES (ARRAY['PUBLIC']), (ARRAY['PUBLIC', 'INTERNAL', 'PII'])) c(cls),
      unnest(ARRAY[timestamptz '2026-01-12 00:00+00', timestamptz '2026-03-01 00:00+00']) at,
-     (VALUES (NULL::vector), ('[0.3, -0.8, 1.9]'::vector)) v(q);
+     (VALUES (NULL::vector, NULL), ('[0.3, -0.8, 1.9]'::vector, 'ord-3'),
+             (array_cat(ARRAY[0.3, -0.8, 1.9]::real[], array_fill(0.01::real, ARRAY[697]))::vector, 'ord-wide')) v(q, qm);
 CREATE TEMP TABLE results AS
 SELECT c.*, ARRAY(SELECT r.memory_id FROM memory_fabric.recall('t_ord', c.intent, user_id => c.usr, max_recalls => c.k,
                                           classification_allowed => c.cls, as_of => c.at, query_embedding => c.q,
-                                          query_embedding_model => CASE WHEN c.q IS NOT NULL THEN 'ord-3' END) r) AS got,
-       pg_temp.expected(c.usr, c.intent, c.k, c.cls, c.at, c.q) AS want
+                                          query_embedding_model => c.qm) r) AS got,
+       pg_temp.expected(c.usr, c.intent, c.k, c.cls, c.at, c.q, c.qm) AS want
 FROM cases c;
 SELECT count(*) AS cases, count(*) FILTER (WHERE got = want) AS same_as_definition,
        count(*) FILTER (WHERE cardinality(got) > 0) AS non_empty, count(*) FILTER (WHERE cardinality(got) = k) AS full,
-       count(*) FILTER (WHERE q IS NOT NULL) AS with_query
+       count(*) FILTER (WHERE qm = 'ord-3') AS with_query, count(*) FILTER (WHERE qm = 'ord-wide') AS with_wide_query
 FROM results;
 -- Any case that differs, to read when the count above is not all of them.
-SELECT usr, intent, k, cls, at, q IS NOT NULL AS has_query, got, want FROM results WHERE got IS DISTINCT FROM want LIMIT 5;
+SELECT usr, intent, k, cls, at, qm, got, want FROM results WHERE got IS DISTINCT FROM want LIMIT 5;
 
 -- The plan recall uses without a query: both halves in index order, nothing sorted whole.
 EXPLAIN (COSTS OFF)
@@ -84,3 +91,64 @@ SELECT u.id FROM ((SELECT m.id, m.priority, m.promoted_at FROM memory_fabric.pro
                    FETCH FIRST 8 ROWS WITH TIES)) u
 ORDER BY u.priority DESC, u.promoted_at DESC, u.id LIMIT 8;
 
+
+-- The plan recall uses with a query: each part of the scope read index-only from
+-- promoted_scope_vectors, and the rows too wide for it through promoted_scope_wide.
+EXPLAIN (COSTS OFF)
+SELECT p.id, 1 - (p.embedding <=> '[0.3, -0.8, 1.9]') FROM memory_fabric.promoted_memory p
+WHERE p.tenant_id = 't_ord' AND p.user_id = 'u1' AND p.intent_scope IS NULL
+  AND memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id, p.classification,
+                                p.consent_id, p.embedding)
+UNION ALL
+SELECT p.id, NULL FROM memory_fabric.promoted_memory p
+WHERE p.tenant_id = 't_ord' AND p.user_id = 'u1' AND p.intent_scope IS NULL
+  AND NOT memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id, p.classification,
+                                    p.consent_id, p.embedding);
+
+-- The widest rows promoted_scope_vectors takes: counted bytes at exactly 2400 are stored, one byte
+-- more goes to promoted_scope_wide, and no insert may fail on the btree entry limit (2704 bytes).
+-- Rows a and b put the bytes in a 500-dimension embedding and a long user id; rows c and d spread
+-- them over six identifiers of about 200 bytes each (each then has a 4-byte header and padding).
+CREATE TEMP TABLE fit AS
+SELECT f.*, 'mc_' || substr(f.id, 4) AS cand
+FROM (VALUES
+    ('a', 't_fit', repeat('u', 374), NULL, 'fit-500', 'PUBLIC', 500, 'pm_fit_a'),
+    ('b', 't_fit', repeat('u', 375), NULL, 'fit-500', 'PUBLIC', 500, 'pm_fit_b'),
+    ('c', 't_fit' || repeat('t', 195), repeat('u', 200), repeat('i', 200), 'fit-' || repeat('m', 196),
+     repeat('C', 200), 300, 'pm_fit_c' || repeat('x', 192)),
+    ('d', 't_fit' || repeat('t', 195), repeat('u', 200), repeat('i', 200), 'fit-' || repeat('m', 196),
+     repeat('C', 200), 300, 'pm_fit_d' || repeat('x', 193))) f(n, tenant, usr, intent, model, cls, dims, id);
+INSERT INTO memory_fabric.candidates (id, tenant_id, user_id, intent_id, source, text, classification, embedding,
+                                      embedding_model, content_hash, policy_version)
+SELECT f.cand, f.tenant, f.usr, f.intent, 'agent', 'fit ' || f.n, f.cls, array_fill(0.5::real, ARRAY[f.dims])::vector,
+       f.model, md5(f.n) || md5(f.n), 1
+FROM fit f;
+INSERT INTO memory_fabric.reviews (id, tenant_id, candidate_id, status, proposed_tier, priority_score, reviewer, policy_version)
+SELECT 'rv_' || substr(f.cand, 4), f.tenant, f.cand, 'pending_promotion', 'semantic', 0.5, 'auto', 1 FROM fit f;
+INSERT INTO memory_fabric.promoted_memory (id, candidate_id, review_id, tenant_id, user_id, intent_scope, text,
+    classification, source, tier, priority, embedding, embedding_model, content_hash, promoted_by)
+SELECT f.id, c.id, 'rv_' || substr(c.id, 4), c.tenant_id, c.user_id, c.intent_id, c.text, c.classification,
+       c.source, 'semantic', 0.5, c.embedding, c.embedding_model, c.content_hash, 'auto'
+FROM fit f JOIN memory_fabric.candidates c ON c.id = f.cand;
+SELECT f.n, octet_length(m.tenant_id) + octet_length(m.user_id) + coalesce(octet_length(m.intent_scope), 0)
+           + octet_length(m.embedding_model) + octet_length(m.id) + octet_length(m.classification)
+           + 4 * vector_dims(m.embedding) AS counted_bytes,
+       memory_fabric._scope_fits(m.tenant_id, m.user_id, m.intent_scope, m.embedding_model, m.id, m.classification,
+                                 m.consent_id, m.embedding) AS fits
+FROM fit f JOIN memory_fabric.promoted_memory m ON m.id = f.id ORDER BY f.n;
+-- each is recalled with its relevance, from whichever index holds it (c and d share a scope)
+SELECT f.n, f.id = ANY (r.ids) AS found, r.relevances
+FROM fit f, LATERAL (SELECT array_agg(x.memory_id) AS ids, array_agg(round(x.relevance::numeric, 6)) AS relevances
+                     FROM memory_fabric.recall(f.tenant, f.intent, user_id => f.usr, classification_allowed => ARRAY[f.cls],
+                                               query_embedding => array_fill(0.5::real, ARRAY[f.dims])::vector,
+                                               query_embedding_model => f.model) x) r
+ORDER BY f.n;
+
+-- Review's exact search reads the same two indexes: a near-duplicate of a wide memory (700
+-- dimensions, through promoted_scope_wide) and of a narrow one are both found.
+SELECT status, duplicate_of_id FROM memory_fabric.review_candidate((memory_fabric.capture_memory('t_ord',
+    'memory 7', 'agent', 'PUBLIC', user_id => 'u2', intent_id => 'b',
+    embedding => (SELECT embedding FROM memory_fabric.candidates WHERE id = 'mc_ord0007'), embedding_model => 'ord-wide')).id);
+SELECT status, duplicate_of_id FROM memory_fabric.review_candidate((memory_fabric.capture_memory('t_ord',
+    'memory 8', 'agent', 'PUBLIC', intent_id => 'b',
+    embedding => (SELECT embedding FROM memory_fabric.candidates WHERE id = 'mc_ord0008'), embedding_model => 'ord-3')).id);
