@@ -40,36 +40,46 @@ conn.commit()
 CARD = re.compile(r"\b(?:\d[ -]?){13,19}\b")
 COLS = ("m.id, m.text, m.entity, m.predicate, m.value::text, m.intent_scope, m.source, m.confidence, "
         "jsonb_array_length(m.evidence_refs), extract(epoch FROM c.captured_at)::float8, m.content_hash")
-SCOPE = ("m.tenant_id = %(t)s AND m.user_id IS NOT DISTINCT FROM %(u)s AND (m.intent_scope IS NULL OR m.intent_scope = %(i)s) "
+SCOPE = ("m.tenant_id = %(t)s AND {user} AND (m.intent_scope IS NULL OR m.intent_scope = %(i)s) "
          "AND m.retracted_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > clock_timestamp())")
 
 
 def verdict(cand, th):
     """The review reads, one statement each, and the decision."""
     args = dict(t=cand["tenant"], u=cand["user"], i=cand["intent"], h=cand["hash"], v=cand["vec"], c=cand["id"])
+    # as the extension writes it: IS NOT DISTINCT FROM cannot be an index condition
+    same_user = (lambda t: f"{t}.user_id IS NULL") if cand["user"] is None else (lambda t: f"{t}.user_id = %(u)s")
+    scope = SCOPE.format(user=same_user("m"))
     cur.execute("SELECT version, body FROM memory_fabric.policies WHERE tenant_id = %(t)s OR tenant_id = '*' "
                 "ORDER BY tenant_id = '*', version DESC LIMIT 1", args)
     cur.fetchone()
     cur.execute("SELECT r.id, 1 - (r.embedding <=> %(v)s::vector) AS sim FROM memory_fabric.decisions d "
                 "JOIN memory_fabric.candidates r ON r.id = d.candidate_id WHERE d.tenant_id = %(t)s AND d.action = 'reject' "
-                "AND r.user_id IS NOT DISTINCT FROM %(u)s AND r.id <> %(c)s AND r.erased_at IS NULL "
+                f"AND {same_user('r')} AND r.id <> %(c)s AND r.erased_at IS NULL "
                 "ORDER BY (r.content_hash = %(h)s) DESC, sim DESC NULLS LAST, r.id LIMIT 5", args)
     rejected = cur.fetchall()
     cur.execute(f"SELECT {COLS} FROM memory_fabric.promoted_memory m JOIN memory_fabric.candidates c ON c.id = m.candidate_id "
-                f"WHERE {SCOPE} AND m.content_hash = %(h)s ORDER BY m.id LIMIT 50", args)
+                f"WHERE {scope} AND m.content_hash = %(h)s ORDER BY m.id LIMIT 50", args)
     exact = cur.fetchall()
     cur.execute("SELECT count(*) FROM (SELECT 1 FROM memory_fabric.promoted_memory m WHERE m.tenant_id = %(t)s "
-                "AND m.user_id IS NOT DISTINCT FROM %(u)s AND m.embedding_model = 'bench-384' AND m.retracted_at IS NULL "
+                f"AND {same_user('m')} AND m.embedding_model = 'bench-384' AND m.retracted_at IS NULL "
                 "LIMIT %(n)s) s", dict(args, n=a.exact_limit + 1))
     big = cur.fetchone()[0] > a.exact_limit
     if big:
         cur.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-        cur.execute("SET LOCAL hnsw.ef_search = 100")
+        cur.execute("SET LOCAL hnsw.ef_search = 40")
         search = (f"SELECT m.id, 1 - (m.embedding::vector(384) <=> %(v)s::vector(384)) AS sim FROM memory_fabric.promoted_memory m "
-                  f"WHERE {SCOPE} AND m.embedding_model = 'bench-384' ORDER BY m.embedding::vector(384) <=> %(v)s::vector(384) LIMIT 5")
+                  f"WHERE {scope} AND m.embedding_model = 'bench-384' ORDER BY m.embedding::vector(384) <=> %(v)s::vector(384) LIMIT 5")
     else:
-        search = (f"SELECT m.id, 1 - (m.embedding <=> %(v)s::vector) AS sim FROM memory_fabric.promoted_memory m "
-                  f"WHERE {SCOPE} AND m.embedding_model = 'bench-384' ORDER BY sim DESC, m.id LIMIT 5")
+        # the same four index ranges the extension reads (covering index, then the rows too wide for it)
+        fits = ("memory_fabric._scope_fits(m.tenant_id, m.user_id, m.intent_scope, m.embedding_model, m.id, "
+                "m.classification, m.consent_id, m.embedding)")
+        parts = [f"SELECT m.id, 1 - (m.embedding <=> %(v)s::vector) AS sim FROM memory_fabric.promoted_memory m "
+                 f"WHERE m.tenant_id = %(t)s AND {same_user('m')} AND {intent} "
+                 f"AND m.embedding_model = 'bench-384' AND {fit} AND m.retracted_at IS NULL "
+                 f"AND (m.expires_at IS NULL OR m.expires_at > clock_timestamp())"
+                 for fit in (fits, "NOT " + fits) for intent in ("m.intent_scope IS NULL", "m.intent_scope = %(i)s")]
+        search = f"SELECT s.id, s.sim FROM ({' UNION ALL '.join(parts)}) s ORDER BY s.sim DESC, s.id LIMIT 5"
     cur.execute(f"SELECT {COLS}, nn.sim FROM ({search}) nn JOIN memory_fabric.promoted_memory m ON m.id = nn.id "
                 f"JOIN memory_fabric.candidates c ON c.id = m.candidate_id ORDER BY nn.sim DESC, m.id", args)
     near = cur.fetchall()

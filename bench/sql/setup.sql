@@ -3,6 +3,8 @@
 \set ON_ERROR_STOP 1
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS memory_fabric CASCADE;
+-- a database kept from an earlier run (--reuse) is brought to the extension version installed now
+ALTER EXTENSION memory_fabric UPDATE;
 CREATE SCHEMA IF NOT EXISTS bench;
 DO $$ BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'bench_agent') THEN
