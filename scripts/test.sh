@@ -6,6 +6,8 @@
 #   4. isolation  pg_isolation_regress specs for races   (tests/isolation)
 #   5. shell    client-level checks, e.g. notifications  (tests/shell)
 #      upgrade  every released version updates to this one's schema (tests/upgrade)
+#      load     8 pgbench clients mixing the pipeline, recall and retract for 10 s, then the
+#               invariants (tests/load/run.sh; longer runs: --clients 32 --seconds 300)
 #   6. bench    a seconds-long smoke of the benchmark (bench/run.sh --smoke)
 # Exits non-zero if any layer fails; ends with a "N passed, N failed" line.
 # Name layers to run only those: bash scripts/test.sh regress
@@ -101,17 +103,19 @@ if want isolation; then
 fi
 
 # 5. shell: client-level checks that pg_regress cannot express (notifications, upgrades)
-if want shell || want upgrade; then
+if want shell || want upgrade || want load; then
 cluster_ready
 checks=()
 want shell && checks+=("$MF_ROOT"/tests/shell/*.sh)
 want upgrade && checks+=("$MF_ROOT/tests/upgrade/run.sh")
+want load && checks+=("$MF_ROOT/tests/load/run.sh")
 for t in "${checks[@]}"; do
-  rc=0; layer "shell $(basename "$t")" "$logs/shell-$(basename "$t" .sh).log" bash "$t" || rc=$?
-  p=$(grep -c '^ok - ' "$logs/shell-$(basename "$t" .sh).log" || true)
-  f=$(grep -c '^not ok - ' "$logs/shell-$(basename "$t" .sh).log" || true)
+  name=$(basename "$(dirname "$t")")-$(basename "$t" .sh)   # shell-notify, upgrade-run, load-run
+  rc=0; layer "$name" "$logs/$name.log" bash "$t" || rc=$?
+  p=$(grep -c '^ok - ' "$logs/$name.log" || true)
+  f=$(grep -c '^not ok - ' "$logs/$name.log" || true)
   total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
-  if [ $rc != 0 ]; then failed_layers+=("shell:$(basename "$t")"); [ "$f" -gt 0 ] || total_fail=$((total_fail + 1)); fi
+  if [ $rc != 0 ] || [ "$f" -gt 0 ]; then failed_layers+=("$name"); [ "$f" -gt 0 ] || total_fail=$((total_fail + 1)); fi
 done
 fi
 

@@ -1,0 +1,2 @@
+\set t random(0, 9)
+SELECT load.retract(:t);
