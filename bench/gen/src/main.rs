@@ -131,9 +131,11 @@ fn main() {
                 writeln!(w, "{}\tdup\tt{t:04}\t{}\t{}\t{}!\t{}\tmc_bench_{n:09}", 2 * p + 1,
                     opt(u.map(|u| format!("u{u}"))), opt(i.map(str::to_owned)), text, vector_text(&dup)).unwrap();
                 // a fresh fact for the same scope, far from every memory; the size is part of its
-                // text, so the facts drawn at one size are not duplicates of those promoted at the
-                // size before (10k -> 100k -> 1M appends to one database)
-                let fresh = around(&centre(t, 1_000_000 + p), 0.04, &mut r);
+                // text and of its centre, so the facts drawn at one size are neither duplicates nor
+                // contradictions of those promoted at the size before (10k -> 100k -> 1M appends to
+                // one database; with the centre shared, a large tenant drew the same vector again
+                // under another text, which review blocks as a contradiction)
+                let fresh = around(&centre(t, 2_000_000 + size * 20_000 + p), 0.04, &mut r);
                 writeln!(w, "{}\tfresh\tt{t:04}\t{}\t{}\tNew fact {p} at {size} for tenant {t}: {} {}.\t{}\t\\N", 2 * p + 2,
                     opt(u.map(|u| format!("u{u}"))), opt(i.map(str::to_owned)), WORDS[(r.next() % 18) as usize],
                     r.next() % 100_000, vector_text(&fresh)).unwrap();
