@@ -173,8 +173,11 @@ impl Redactor {
     }
 }
 
-/// Luhn checksum over ASCII digits.
+/// Luhn checksum over ASCII digits (anything else is not a valid number).
 pub fn luhn_valid(digits: &[u8]) -> bool {
+    if !digits.iter().all(u8::is_ascii_digit) {
+        return false;
+    }
     let mut sum = 0u32;
     for (i, d) in digits.iter().rev().enumerate() {
         let mut v = u32::from(d - b'0');
@@ -303,6 +306,9 @@ mod tests {
         assert!(luhn_valid(b"79927398713"));
         assert!(!luhn_valid(b"4111111111111112"));
         assert!(!luhn_valid(b""));
+        // not digits: false, never an arithmetic overflow (found by tests/properties.rs)
+        assert!(!luhn_valid(&[4, 1, 1, 1]));
+        assert!(!luhn_valid(b"41x1"));
     }
 
     #[test]
