@@ -160,6 +160,20 @@ pub fn require_open(client: &SpiClient<'_>, c: &Candidate) {
     }
 }
 
+/// Every function that writes calls this first: on a standby (or in a read-only transaction) it
+/// fails with 25006 and a clear message, instead of PostgreSQL's internal error from assigning a
+/// transaction id during recovery.
+pub fn require_writable() {
+    let (recovery, read_only) = unsafe { (pg_sys::RecoveryInProgress(), pg_sys::XactReadOnly) };
+    if recovery || read_only {
+        crate::error::raise(
+            memory_fabric_core::Error::new(memory_fabric_core::Kind::ReadOnly, "memory_fabric cannot write in a read-only transaction")
+                .detail(if recovery { "This server is a standby in recovery." } else { "The transaction is read-only." })
+                .hint(if recovery { "Capture, review and promote on the primary; recall works on a standby." } else { "Run it in a read-write transaction." }),
+        );
+    }
+}
+
 /// Takes a transaction-level advisory lock on a key, serialising concurrent pipeline steps on
 /// the same candidate, memory or scope.
 ///
@@ -167,6 +181,7 @@ pub fn require_open(client: &SpiClient<'_>, c: &Candidate) {
 /// id. Every step that locks is about to write, so it takes the id first: each later statement
 /// then gets a fresh snapshot (READ COMMITTED) and sees what committed while we waited.
 pub fn lock(client: &SpiClient<'_>, key: &str) {
+    require_writable();
     unsafe {
         pg_sys::GetCurrentTransactionId();
     }

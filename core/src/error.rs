@@ -14,6 +14,8 @@ pub enum Kind {
     WrongState,
     /// 42501 insufficient_privilege
     Privilege,
+    /// 25006 read_only_sql_transaction
+    ReadOnly,
 }
 
 impl Kind {
@@ -24,6 +26,7 @@ impl Kind {
             Kind::NotFound => "P0002",
             Kind::WrongState => "55000",
             Kind::Privilege => "42501",
+            Kind::ReadOnly => "25006",
         }
     }
 }

@@ -176,6 +176,19 @@ SET memory_fabric.embedding_model = 'fake';
 \echo :SQLSTATE
 RESET ROLE;
 RESET memory_fabric.embedding_function;
+-- a read-only transaction (as on a standby): 25006 with a clear message, for every writer
+BEGIN READ ONLY;
+SELECT memory_fabric.capture_memory('t_err', 'x', 'agent', 'PUBLIC');
+\echo :SQLSTATE
+ROLLBACK;
+BEGIN READ ONLY;
+SELECT memory_fabric.review_candidate((SELECT min(id) FROM memory_fabric.candidates));
+\echo :SQLSTATE
+ROLLBACK;
+BEGIN READ ONLY;
+SELECT memory_fabric.record_consent('t_err', 's', 'p', 'b');
+\echo :SQLSTATE
+ROLLBACK;
 
 -- Nothing was written by any of the failed calls.
 SELECT b.table_name, a.rows - b.rows AS rows_added, a.hash = b.hash AS unchanged
