@@ -47,7 +47,7 @@ BEGIN
         END;
     END IF;
     INSERT INTO load.outcomes VALUES ('pipeline', outcome, cid);
-    RETURN outcome;
+    RETURN cid || ' ' || outcome;
 END $$;
 
 -- recall with query text; the rows must be of the caller's scope
@@ -90,6 +90,6 @@ BEGIN
         END;
     END IF;
     INSERT INTO load.outcomes VALUES ('retract', outcome, mid);
-    RETURN outcome;
+    RETURN coalesce(mid, '-') || ' ' || outcome;
 END $$;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA load TO memory_fabric_load;
