@@ -8,7 +8,9 @@
 #      upgrade  every released version updates to this one's schema (tests/upgrade)
 #      load     8 pgbench clients mixing the pipeline, recall and retract for 10 s, then the
 #               invariants (tests/load/run.sh; longer runs: --clients 32 --seconds 300)
-#   6. bench    a seconds-long smoke of the benchmark (bench/run.sh --smoke)
+#   6. hostile  1,500 random calls of every public function with hostile arguments (tests/hostile)
+#      tap      prove: kill -9 under load, a streaming replica (tests/tap; own clusters)
+#   7. bench    a seconds-long smoke of the benchmark (bench/run.sh --smoke)
 # Exits non-zero if any layer fails; ends with a "N passed, N failed" line.
 # Name layers to run only those: bash scripts/test.sh regress
 set -euo pipefail
@@ -119,7 +121,25 @@ for t in "${checks[@]}"; do
 done
 fi
 
-# 6. bench: a seconds-long smoke of the benchmark (bench/run.sh --smoke): every operation runs
+# 6. hostile input at the SQL level, and the TAP tests (their own clusters, as the postgres user)
+if want hostile; then
+  cluster_ready
+  python3 -c "import psycopg" 2>/dev/null || python3 -m pip install -q "psycopg[binary]"
+  rc=0; layer hostile "$logs/hostile.log" python3 "$MF_ROOT/tests/hostile/run.py" --host "$MF_PGHOST" --port "$MF_PGPORT" \
+    --user "$MF_PGUSER" --calls 1500 --seed 1 || rc=$?
+  p=$(grep -c '^ok - ' "$logs/hostile.log" || true); f=$(grep -c '^not ok - ' "$logs/hostile.log" || true)
+  total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
+  if [ $rc != 0 ] || [ "$f" -gt 0 ]; then failed_layers+=(hostile); [ "$f" -gt 0 ] || total_fail=$((total_fail + 1)); fi
+fi
+if want tap; then
+  cluster_ready   # installs the extension the test clusters load
+  rc=0; layer tap "$logs/tap.log" bash "$MF_ROOT/tests/tap/run.sh" || rc=$?
+  p=$(grep -cE '^ *ok [0-9]+' "$logs/tap.log" || true); f=$(grep -cE '^ *not ok [0-9]+' "$logs/tap.log" || true)
+  total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
+  if [ $rc != 0 ] || [ "$f" -gt 0 ]; then failed_layers+=(tap); [ "$f" -gt 0 ] || total_fail=$((total_fail + 1)); fi
+fi
+
+# 7. bench: a seconds-long smoke of the benchmark (bench/run.sh --smoke): every operation runs
 if want bench; then
   rc=0; layer bench "$logs/bench.log" bash "$MF_ROOT/bench/run.sh" --smoke || rc=$?
   f=$(grep -c 'failed (rc=' "$logs/bench.log" || true)
