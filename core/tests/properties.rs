@@ -57,7 +57,10 @@ fn json_text() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn redaction_never_panics_and_is_idempotent(s in any::<String>()) {
