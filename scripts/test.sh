@@ -9,7 +9,8 @@
 #      load     8 pgbench clients mixing the pipeline, recall and retract for 10 s, then the
 #               invariants (tests/load/run.sh; longer runs: --clients 32 --seconds 300)
 #   6. hostile  1,500 random calls of every public function with hostile arguments (tests/hostile)
-#      tap      prove: kill -9 under load, a streaming replica (tests/tap; own clusters)
+#      tap      prove: kill -9 under load, a streaming replica, cancel (tests/tap; own clusters)
+#      examples the client examples, run as an ordinary role (examples/run.sh)
 #   7. bench    a seconds-long smoke of the benchmark (bench/run.sh --smoke)
 # Exits non-zero if any layer fails; ends with a "N passed, N failed" line.
 # Name layers to run only those: bash scripts/test.sh regress
@@ -137,6 +138,15 @@ if want tap; then
   p=$(grep -cE '^ *ok [0-9]+' "$logs/tap.log" || true); f=$(grep -cE '^ *not ok [0-9]+' "$logs/tap.log" || true)
   total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
   if [ $rc != 0 ] || [ "$f" -gt 0 ]; then failed_layers+=(tap); [ "$f" -gt 0 ] || total_fail=$((total_fail + 1)); fi
+fi
+
+# the client examples, each asserting its results (examples/run.sh)
+if want examples; then
+  cluster_ready
+  rc=0; layer examples "$logs/examples.log" bash "$MF_ROOT/examples/run.sh" || rc=$?
+  p=$(grep -c '^ok - ' "$logs/examples.log" || true); f=$(grep -c '^not ok - ' "$logs/examples.log" || true)
+  total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
+  if [ $rc != 0 ] || [ "$f" -gt 0 ]; then failed_layers+=(examples); [ "$f" -gt 0 ] || total_fail=$((total_fail + 1)); fi
 fi
 
 # 7. bench: a seconds-long smoke of the benchmark (bench/run.sh --smoke): every operation runs
