@@ -160,9 +160,9 @@ pub fn require_open(client: &SpiClient<'_>, c: &Candidate) {
     }
 }
 
-/// Every function that writes calls this first: on a standby (or in a read-only transaction) it
-/// fails with 25006 and a clear message, instead of PostgreSQL's internal error from assigning a
-/// transaction id during recovery.
+/// On a standby (or in a read-only transaction) fails with 25006 and a clear message, instead of
+/// PostgreSQL's internal error from assigning a transaction id during recovery. Called where a
+/// write begins: a mutating plan (spi::plan) and a lock, which takes the transaction id.
 pub fn require_writable() {
     let (recovery, read_only) = unsafe { (pg_sys::RecoveryInProgress(), pg_sys::XactReadOnly) };
     if recovery || read_only {

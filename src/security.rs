@@ -180,7 +180,6 @@ fn with_grant_target(role: Option<&str>, tenant_id: Option<&str>, f: impl FnOnce
 /// Internal: the body of memory_fabric.grant_tenant(). Idempotent; returns the grant's id.
 #[pg_extern(volatile, parallel_unsafe)]
 fn _grant_tenant(role: Option<&str>, tenant_id: Option<&str>) -> String {
-    crate::rows::require_writable();
     with_grant_target(role, tenant_id, |client, role, tenant| {
         if let Some(id) = active_grant(client, &role, &tenant) {
             return id;
@@ -199,7 +198,6 @@ fn _grant_tenant(role: Option<&str>, tenant_id: Option<&str>) -> String {
 /// Internal: the body of memory_fabric.revoke_tenant(). Returns the revoked grant's id.
 #[pg_extern(volatile, parallel_unsafe)]
 fn _revoke_tenant(role: Option<&str>, tenant_id: Option<&str>) -> String {
-    crate::rows::require_writable();
     with_grant_target(role, tenant_id, |client, role, tenant| {
         let Some(id) = active_grant(client, &role, &tenant) else {
             raise(Error::new(Kind::NotFound, format!("role \"{role}\" has no grant for tenant \"{tenant}\"")));

@@ -20,8 +20,13 @@ pub const TEXT_ARRAY: PgOid = PgOid::BuiltIn(BuiltinOid::TEXTARRAYOID);
 pub const BOOL: PgOid = PgOid::BuiltIn(BuiltinOid::BOOLOID);
 pub const INT8: PgOid = PgOid::BuiltIn(BuiltinOid::INT8OID);
 
-/// The kept plan for `sql`, prepared on first use in this backend.
+/// The kept plan for `sql`, prepared on first use in this backend. Every write goes through a
+/// mutating plan, so that is where a standby or a read-only transaction is refused (25006),
+/// before pgrx would ask for a transaction id.
 pub fn plan(client: &SpiClient<'_>, sql: &str, types: &[PgOid], mutating: bool) -> Rc<OwnedPreparedStatement> {
+    if mutating {
+        crate::rows::require_writable();
+    }
     if let Some(p) = PLANS.with(|m| m.borrow().get(sql).cloned()) {
         return p;
     }

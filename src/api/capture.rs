@@ -186,7 +186,6 @@ fn _capture(
 /// Validates, redacts, embeds and appends one candidate; returns its id. Nothing is written if
 /// any check fails.
 pub fn capture(client: &mut SpiClient<'_>, input: &CaptureInput<'_>, caller_vec: Option<Vec<f32>>) -> String {
-    crate::rows::require_writable();
     require_utf8();
     let Some(tenant) = input.tenant_id else {
         raise(Error::invalid("tenant_id must not be null"));

@@ -98,7 +98,6 @@ fn _record_consent(
     auditor_id: Option<&str>,
     supersedes: Option<&str>,
 ) -> String {
-    rows::require_writable();
     let tenant = require_text("tenant_id", tenant_id);
     let subject = require_text("subject", subject);
     let purpose = require_text("purpose", purpose);
@@ -326,7 +325,6 @@ const PURGE_CANDIDATES: &str = "UPDATE memory_fabric.candidates SET erased_at = 
 /// content (and their candidates') to a tombstone, in batches. Returns how many memories.
 #[pg_extern(volatile, parallel_unsafe)]
 fn _purge_expired(tenant_id: Option<&str>, batch_size: Option<i32>) -> i64 {
-    rows::require_writable();
     let tenant = require_text("tenant_id", tenant_id);
     let batch = batch_size.unwrap_or(1000);
     if !(1..=100_000).contains(&batch) {
