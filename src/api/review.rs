@@ -26,11 +26,16 @@ fn same_user(t: &str, user_is_null: bool) -> String {
     if user_is_null { format!("{t}.user_id IS NULL AND $2::text IS NULL") } else { format!("{t}.user_id = $2") }
 }
 
-/// The scope filter: $1 tenant, $2 user, $3 intent; live now.
+/// The scope filter: $1 tenant, $2 user, $3 intent (cross-intent or the candidate's); live now.
 fn scope(user_is_null: bool) -> String {
+    scope_of(user_is_null, "(m.intent_scope IS NULL OR m.intent_scope = $3)")
+}
+
+/// The scope filter with the intent condition given: one part of the scope.
+fn scope_of(user_is_null: bool, intent: &str) -> String {
     let user = same_user("m", user_is_null);
     format!(
-        "m.tenant_id = $1 AND {user} AND (m.intent_scope IS NULL OR m.intent_scope = $3) \
+        "m.tenant_id = $1 AND {user} AND {intent} \
          AND m.retracted_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > pg_catalog.clock_timestamp())"
     )
 }
@@ -111,15 +116,13 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
             // The scope, cross-intent and of the intent, read from promoted_scope_vectors
             // (index-only, contiguous) or, for rows too wide for it, through promoted_scope_wide.
             // The query vector is converted once per part (an InitPlan), not once per row.
-            let user = same_user("m", c.user_id.is_none());
             let fits = "memory_fabric._scope_fits(m.tenant_id, m.user_id, m.intent_scope, m.embedding_model, m.id, \
                         m.classification, m.consent_id, m.embedding)";
             let part = |intent: &str, fit: &str| {
+                let sc = scope_of(c.user_id.is_none(), intent);
                 format!(
                     "SELECT m.id, 1 - (m.embedding OPERATOR({vs}.<=>) (SELECT $5::real[]::{vs}.vector)) AS sim \
-                     FROM memory_fabric.promoted_memory m \
-                     WHERE m.tenant_id = $1 AND {user} AND {intent} AND m.embedding_model = $4 AND {fit} \
-                       AND m.retracted_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > pg_catalog.clock_timestamp())"
+                     FROM memory_fabric.promoted_memory m WHERE {sc} AND m.embedding_model = $4 AND {fit}"
                 )
             };
             let parts = [
