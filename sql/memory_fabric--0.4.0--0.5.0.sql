@@ -66,6 +66,20 @@ DECLARE
                 WHERE k.id = m.consent_id AND k.captured_at <= t
                   AND (k.revoked_at IS NULL OR k.revoked_at > t)
                   AND (k.valid_until IS NULL OR k.valid_until > t)))$flt$;
+    -- recall with a query reads its scope in eight index ranges: the user's or the user-less
+    -- rows, cross-intent or of the intent, each from promoted_scope_vectors or (too wide for it)
+    -- through promoted_scope_wide; one template (%3$s below) writes them all
+    scope_parts text := (
+        SELECT string_agg(format($part$                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model, p.intent_scope, p.retracted_at,
+                             p.expires_at, p.classification, p.consent_id
+                      FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
+                          AND %s AND %s
+                          AND %smemory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id,
+                                                      p.classification, p.consent_id, p.embedding)$part$, u.c, i.c, f.c),
+                          E'\n                      UNION ALL\n' ORDER BY u.o, i.o, f.o)
+        FROM (VALUES (1, 'p.user_id = recall.user_id'), (2, 'p.user_id IS NULL')) u(o, c),
+             (VALUES (1, 'p.intent_scope IS NULL'), (2, 'p.intent_scope = recall.intent_id')) i(o, c),
+             (VALUES (1, ''), (2, 'NOT ')) f(o, c));
 BEGIN
     EXECUTE format($fn$
 CREATE OR REPLACE FUNCTION memory_fabric.recall(
@@ -187,61 +201,7 @@ BEGIN
                                     THEN 1 - (m.embedding OPERATOR(%1$s.<=>) recall.query_embedding)
                            END AS rel
                     FROM (
-                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model, p.intent_scope, p.retracted_at,
-                             p.expires_at, p.classification, p.consent_id
-                      FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
-                          AND p.user_id = recall.user_id AND p.intent_scope IS NULL
-                          AND memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id,
-                                                      p.classification, p.consent_id, p.embedding)
-                      UNION ALL
-                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model, p.intent_scope, p.retracted_at,
-                             p.expires_at, p.classification, p.consent_id
-                      FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
-                          AND p.user_id = recall.user_id AND p.intent_scope IS NULL
-                          AND NOT memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id,
-                                                      p.classification, p.consent_id, p.embedding)
-                      UNION ALL
-                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model, p.intent_scope, p.retracted_at,
-                             p.expires_at, p.classification, p.consent_id
-                      FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
-                          AND p.user_id = recall.user_id AND p.intent_scope = recall.intent_id
-                          AND memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id,
-                                                      p.classification, p.consent_id, p.embedding)
-                      UNION ALL
-                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model, p.intent_scope, p.retracted_at,
-                             p.expires_at, p.classification, p.consent_id
-                      FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
-                          AND p.user_id = recall.user_id AND p.intent_scope = recall.intent_id
-                          AND NOT memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id,
-                                                      p.classification, p.consent_id, p.embedding)
-                      UNION ALL
-                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model, p.intent_scope, p.retracted_at,
-                             p.expires_at, p.classification, p.consent_id
-                      FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
-                          AND p.user_id IS NULL AND p.intent_scope IS NULL
-                          AND memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id,
-                                                      p.classification, p.consent_id, p.embedding)
-                      UNION ALL
-                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model, p.intent_scope, p.retracted_at,
-                             p.expires_at, p.classification, p.consent_id
-                      FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
-                          AND p.user_id IS NULL AND p.intent_scope IS NULL
-                          AND NOT memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id,
-                                                      p.classification, p.consent_id, p.embedding)
-                      UNION ALL
-                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model, p.intent_scope, p.retracted_at,
-                             p.expires_at, p.classification, p.consent_id
-                      FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
-                          AND p.user_id IS NULL AND p.intent_scope = recall.intent_id
-                          AND memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id,
-                                                      p.classification, p.consent_id, p.embedding)
-                      UNION ALL
-                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model, p.intent_scope, p.retracted_at,
-                             p.expires_at, p.classification, p.consent_id
-                      FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
-                          AND p.user_id IS NULL AND p.intent_scope = recall.intent_id
-                          AND NOT memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id,
-                                                      p.classification, p.consent_id, p.embedding)) m
+%3$s) m
                     WHERE true %2$s
                     OFFSET 0) sc
               ORDER BY sco DESC, sc.priority DESC, sc.promoted_at DESC, sc.id
@@ -293,7 +253,7 @@ BEGIN
     ORDER BY r.ord;
 END
 $body$
-$fn$, vs, flt);
+$fn$, vs, flt, scope_parts);
 END
 $install$;
 COMMENT ON FUNCTION memory_fabric.recall IS
