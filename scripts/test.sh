@@ -67,6 +67,19 @@ layer() { # name, log, command…
   return $rc
 }
 
+# Runs a check that prints TAP-style lines ("ok - …" / "not ok - …", numbered or not) and adds
+# their counts; a non-zero exit without a "not ok" line counts as one failure.
+tap_layer() { # name, command…
+  local name=$1; shift
+  local rc=0 p f
+  layer "$name" "$logs/$name.log" "$@" || rc=$?
+  p=$(grep -cE '^ *ok( [0-9]+)? - ' "$logs/$name.log" || true)
+  f=$(grep -cE '^ *not ok( [0-9]+)? - ' "$logs/$name.log" || true)
+  total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
+  if [ $rc != 0 ] || [ "$f" -gt 0 ]; then failed_layers+=("$name"); [ "$f" -gt 0 ] || total_fail=$((total_fail + 1)); fi
+  return 0
+}
+
 # 1. unit
 if want unit; then
 rc=0; layer unit "$logs/unit.log" cargo test -p memory_fabric_core || rc=$?
@@ -113,12 +126,7 @@ want shell && checks+=("$MF_ROOT"/tests/shell/*.sh)
 want upgrade && checks+=("$MF_ROOT/tests/upgrade/run.sh")
 want load && checks+=("$MF_ROOT/tests/load/run.sh")
 for t in "${checks[@]}"; do
-  name=$(basename "$(dirname "$t")")-$(basename "$t" .sh)   # shell-notify, upgrade-run, load-run
-  rc=0; layer "$name" "$logs/$name.log" bash "$t" || rc=$?
-  p=$(grep -c '^ok - ' "$logs/$name.log" || true)
-  f=$(grep -c '^not ok - ' "$logs/$name.log" || true)
-  total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
-  if [ $rc != 0 ] || [ "$f" -gt 0 ]; then failed_layers+=("$name"); [ "$f" -gt 0 ] || total_fail=$((total_fail + 1)); fi
+  tap_layer "$(basename "$(dirname "$t")")-$(basename "$t" .sh)" bash "$t"   # shell-notify, upgrade-run, load-run
 done
 fi
 
@@ -126,27 +134,18 @@ fi
 if want hostile; then
   cluster_ready
   python3 -c "import psycopg" 2>/dev/null || python3 -m pip install -q "psycopg[binary]"
-  rc=0; layer hostile "$logs/hostile.log" python3 "$MF_ROOT/tests/hostile/run.py" --host "$MF_PGHOST" --port "$MF_PGPORT" \
-    --user "$MF_PGUSER" --calls 1500 --seed 1 || rc=$?
-  p=$(grep -c '^ok - ' "$logs/hostile.log" || true); f=$(grep -c '^not ok - ' "$logs/hostile.log" || true)
-  total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
-  if [ $rc != 0 ] || [ "$f" -gt 0 ]; then failed_layers+=(hostile); [ "$f" -gt 0 ] || total_fail=$((total_fail + 1)); fi
+  tap_layer hostile python3 "$MF_ROOT/tests/hostile/run.py" --host "$MF_PGHOST" --port "$MF_PGPORT" \
+    --user "$MF_PGUSER" --calls 1500 --seed 1
 fi
 if want tap; then
   cluster_ready   # installs the extension the test clusters load
-  rc=0; layer tap "$logs/tap.log" bash "$MF_ROOT/tests/tap/run.sh" || rc=$?
-  p=$(grep -cE '^ *ok [0-9]+' "$logs/tap.log" || true); f=$(grep -cE '^ *not ok [0-9]+' "$logs/tap.log" || true)
-  total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
-  if [ $rc != 0 ] || [ "$f" -gt 0 ]; then failed_layers+=(tap); [ "$f" -gt 0 ] || total_fail=$((total_fail + 1)); fi
+  tap_layer tap bash "$MF_ROOT/tests/tap/run.sh"
 fi
 
 # the client examples, each asserting its results (examples/run.sh)
 if want examples; then
   cluster_ready
-  rc=0; layer examples "$logs/examples.log" bash "$MF_ROOT/examples/run.sh" || rc=$?
-  p=$(grep -c '^ok - ' "$logs/examples.log" || true); f=$(grep -c '^not ok - ' "$logs/examples.log" || true)
-  total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
-  if [ $rc != 0 ] || [ "$f" -gt 0 ]; then failed_layers+=(examples); [ "$f" -gt 0 ] || total_fail=$((total_fail + 1)); fi
+  tap_layer examples bash "$MF_ROOT/examples/run.sh"
 fi
 
 # 7. bench: a seconds-long smoke of the benchmark (bench/run.sh --smoke): every operation runs
