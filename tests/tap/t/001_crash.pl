@@ -25,6 +25,12 @@ $node->safe_psql('mf', 'ALTER TABLE load.outcomes SET LOGGED');
 my $conn = $node->connstr('mf') . ' user=memory_fabric_load';
 my $dir = PostgreSQL::Test::Utils::tempdir;
 
+# every row of the append-only tables, as "kind id md5"
+my $fingerprint = q{
+		SELECT 'c ' || id || ' ' || md5(c::text) FROM memory_fabric.candidates c
+		UNION ALL SELECT 'r ' || id || ' ' || md5(r::text) FROM memory_fabric.reviews r
+		UNION ALL SELECT 'd ' || id || ' ' || md5(d::text) FROM memory_fabric.decisions d
+		UNION ALL SELECT 'e ' || id || ' ' || md5(e::text) FROM memory_fabric.events e};
 my %seen_before;    # id -> md5 of the row, for rows committed before a crash
 my ($acked_captures, $acked_promotions, $acked_retractions) = (0, 0, 0);
 for my $cycle (1 .. $cycles) {
@@ -35,11 +41,7 @@ for my $cycle (1 .. $cycles) {
 	}
 	sleep(2 + $cycle);
 	# rows committed by now, as a reader sees them in the middle of the load
-	my $fp = $node->safe_psql('mf', q{
-		SELECT 'c ' || id || ' ' || md5(c::text) FROM memory_fabric.candidates c
-		UNION ALL SELECT 'r ' || id || ' ' || md5(r::text) FROM memory_fabric.reviews r
-		UNION ALL SELECT 'd ' || id || ' ' || md5(d::text) FROM memory_fabric.decisions d
-		UNION ALL SELECT 'e ' || id || ' ' || md5(e::text) FROM memory_fabric.events e});
+	my $fp = $node->safe_psql('mf', $fingerprint);
 	for (split /\n/, $fp) { my ($k, $id, $h) = split / /; $seen_before{"$k $id"} = $h; }
 	sleep(1);
 	$node->kill9;
@@ -81,11 +83,7 @@ for my $cycle (1 .. $cycles) {
 	is($node->safe_psql('mf', 'SELECT count(*) FROM memory_fabric.promoted_memory WHERE retracted_at IS NOT NULL AND id IN ('
 			. $list->(@rets) . ')'),
 		scalar @rets, "cycle $cycle: every acknowledged retraction is there (" . scalar(@rets) . ")");
-	my $now = $node->safe_psql('mf', q{
-		SELECT 'c ' || id || ' ' || md5(c::text) FROM memory_fabric.candidates c
-		UNION ALL SELECT 'r ' || id || ' ' || md5(r::text) FROM memory_fabric.reviews r
-		UNION ALL SELECT 'd ' || id || ' ' || md5(d::text) FROM memory_fabric.decisions d
-		UNION ALL SELECT 'e ' || id || ' ' || md5(e::text) FROM memory_fabric.events e});
+	my $now = $node->safe_psql('mf', $fingerprint);
 	my %after = map { my ($k, $id, $h) = split / /; ("$k $id" => $h) } split /\n/, $now;
 	my @changed = grep { !defined $after{$_} || $after{$_} ne $seen_before{$_} } keys %seen_before;
 	is(scalar @changed, 0, "cycle $cycle: the " . scalar(keys %seen_before) . " append-only rows committed before the crash are unchanged");
