@@ -9,7 +9,8 @@
 #      load     8 pgbench clients mixing the pipeline, recall and retract for 10 s, then the
 #               invariants (tests/load/run.sh; longer runs: --clients 32 --seconds 300)
 #   6. hostile  1,500 random calls of every public function with hostile arguments (tests/hostile)
-#      tap      prove: kill -9 under load, a streaming replica, cancel (tests/tap; own clusters)
+#      tap      prove: kill -9 under load, a streaming replica, cancel, long operations stopped and
+#               resumed (tests/tap; own clusters)
 #      examples the client examples, run as an ordinary role (examples/run.sh)
 #   7. bench    a seconds-long smoke of the benchmark (bench/run.sh --smoke)
 # Exits non-zero if any layer fails; ends with a "N passed, N failed" line.
@@ -106,7 +107,7 @@ if want regress; then
   export MF_PG_BINDIR MF_REGRESS_TMP=$MF_BUILD/regress
   suite_opts=()
   suite regress "$MF_PGXS_TEST/regress/pg_regress" "$MF_ROOT/tests/pg_regress" "$MF_REGRESS_TMP" memory_fabric_regress \
-    setup capture capture_errors append_only review promote recall security search_rls governance dump_restore recall_order
+    setup capture capture_errors append_only review promote recall security search_rls governance maintenance dump_restore recall_order
 fi
 
 # 4. isolation: races between sessions

@@ -830,3 +830,92 @@ BEGIN
 END
 $$;
 -- END upgrade 0.4.0
+
+-- BEGIN upgrade 0.6.0
+-- 0.6.0: long maintenance operations as procedures that commit after every batch. Each batch
+-- is one transaction (memory_fabric._reembed_batch, memory_fabric._purge_expired_batch: SECURITY
+-- DEFINER, checking the caller's tenant on every call), reported with a NOTICE, so a run that is
+-- cancelled, times out or loses its connection keeps every batch before the one it was in, and
+-- calling it again resumes: a batch only picks what is still to do.
+-- A procedure that commits can be neither SECURITY DEFINER nor carry a SET clause, so these two
+-- run as their caller (who gains nothing by planting objects on their own search_path) and
+-- name everything with its schema. They must be CALLed outside a transaction block, with the
+-- tenant pinned for the session (SET memory_fabric.tenant_id), since each COMMIT ends a
+-- SET LOCAL.
+CREATE PROCEDURE memory_fabric.reembed_memories(tenant_id text, batch_size integer DEFAULT 200)
+LANGUAGE plpgsql
+AS $$
+#variable_conflict use_variable
+DECLARE
+    v_model text;
+    v_total bigint;
+    v_done  bigint := 0;
+    v_n     integer;
+BEGIN
+    SELECT p.model, p.pending INTO v_model, v_total
+    FROM memory_fabric._reembed_pending(reembed_memories.tenant_id, reembed_memories.batch_size) AS p;
+    IF v_total = 0 THEN
+        RAISE NOTICE 'every memory of tenant "%" is embedded with %', reembed_memories.tenant_id, v_model;
+        RETURN;
+    END IF;
+    LOOP
+        v_n := memory_fabric._reembed_batch(reembed_memories.tenant_id, v_model, reembed_memories.batch_size);
+        EXIT WHEN v_n = 0;
+        v_done := v_done + v_n;
+        RAISE NOTICE '%', pg_catalog.format('re-embedded %s of %s memories of tenant "%s" with %s (%s%%)', v_done,
+            greatest(v_total, v_done), reembed_memories.tenant_id, v_model, v_done * 100 / greatest(v_total, v_done));
+        COMMIT;
+    END LOOP;
+END
+$$;
+COMMENT ON PROCEDURE memory_fabric.reembed_memories IS
+    'Re-embed a tenant''s memories with the embedder capture uses now, committing after every batch (resumable)';
+
+CREATE PROCEDURE memory_fabric.purge_expired_memories(tenant_id text, batch_size integer DEFAULT 1000)
+LANGUAGE plpgsql
+AS $$
+#variable_conflict use_variable
+DECLARE
+    v_total bigint;
+    v_done  bigint := 0;
+    v_n     bigint;
+BEGIN
+    v_total := memory_fabric._purge_expired_pending(purge_expired_memories.tenant_id, purge_expired_memories.batch_size);
+    IF v_total = 0 THEN
+        RAISE NOTICE 'no memory of tenant "%" is due for purging', purge_expired_memories.tenant_id;
+        RETURN;
+    END IF;
+    LOOP
+        v_n := memory_fabric._purge_expired_batch(purge_expired_memories.tenant_id, purge_expired_memories.batch_size);
+        EXIT WHEN v_n = 0;
+        v_done := v_done + v_n;
+        RAISE NOTICE '%', pg_catalog.format('purged %s of %s expired memories of tenant "%s" (%s%%)', v_done,
+            greatest(v_total, v_done), purge_expired_memories.tenant_id, v_done * 100 / greatest(v_total, v_done));
+        COMMIT;
+    END LOOP;
+END
+$$;
+COMMENT ON PROCEDURE memory_fabric.purge_expired_memories IS
+    'Tombstone the content of expired memories past retention, committing after every batch (resumable)';
+
+-- CREATE OR REPLACE (the upgrade's) resets the guard's settings; the fresh install set them above.
+ALTER FUNCTION memory_fabric._guard_write_once() SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric._reembed_pending(text, integer) SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric._reembed_batch(text, text, integer) SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric._purge_expired_pending(text, integer) SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric._purge_expired_batch(text, integer) SET search_path = pg_catalog, pg_temp;
+REVOKE ALL ON FUNCTION memory_fabric._reembed_pending(text, integer), memory_fabric._reembed_batch(text, text, integer),
+    memory_fabric._purge_expired_pending(text, integer), memory_fabric._purge_expired_batch(text, integer) FROM PUBLIC;
+REVOKE ALL ON PROCEDURE memory_fabric.reembed_memories(text, integer), memory_fabric.purge_expired_memories(text, integer)
+    FROM PUBLIC;
+-- admin: the procedures, and the batch functions they call as the caller
+GRANT EXECUTE ON FUNCTION memory_fabric._reembed_pending(text, integer), memory_fabric._reembed_batch(text, text, integer),
+    memory_fabric._purge_expired_pending(text, integer), memory_fabric._purge_expired_batch(text, integer)
+    TO memory_fabric_admin;
+GRANT EXECUTE ON PROCEDURE memory_fabric.reembed_memories(text, integer), memory_fabric.purge_expired_memories(text, integer)
+    TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric._reembed_pending(text, integer), memory_fabric._reembed_batch(text, text, integer),
+    memory_fabric._purge_expired_pending(text, integer), memory_fabric._purge_expired_batch(text, integer) TO @extowner@;
+GRANT EXECUTE ON PROCEDURE memory_fabric.reembed_memories(text, integer), memory_fabric.purge_expired_memories(text, integer)
+    TO @extowner@;
+-- END upgrade 0.6.0

@@ -248,12 +248,17 @@ BEGIN
 END
 $$;
 
--- BEGIN upgrade 0.3.0 (or replace)
+-- BEGIN upgrade 0.6.0 (or replace)
 -- Write-once columns (named as trigger arguments) may go from NULL to a value, never back
 -- and never to another value; every other column is fixed. An UPDATE that sets no write-once
--- column is refused too. The one exception is erasure: when a write-once erased_at is set, the
--- content columns may change, but only to the tombstone (text '[erased]', value, embedding and
--- metadata emptied); ids, timestamps, hashes and everything else stay.
+-- column is refused too. Two governed exceptions:
+-- * Erasure: when a write-once erased_at is set, the content columns may change, but only to
+--   the tombstone (text '[erased]', value, embedding and metadata emptied); ids, timestamps,
+--   hashes and everything else stay.
+-- * Re-embedding (promoted_memory, 0.6.0): a memory that is not erased may get a new vector of
+--   another embedding model: embedding_model changes to a different, non-empty name and
+--   embedding to a non-null vector, together; the text and everything else stay. The vector is
+--   derived from the text, and the candidate keeps the one it was captured with.
 CREATE FUNCTION memory_fabric._guard_write_once() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -262,6 +267,9 @@ DECLARE
     k text;
     set_once boolean := false;
     erasing boolean := 'erased_at' = ANY (TG_ARGV) AND o ->> 'erased_at' IS NULL AND n ->> 'erased_at' IS NOT NULL;
+    reembedding boolean := TG_TABLE_NAME = 'promoted_memory' AND NOT erasing AND o ->> 'erased_at' IS NULL
+        AND o ->> 'embedding' IS NOT NULL AND n ->> 'embedding' IS NOT NULL
+        AND n ->> 'embedding_model' <> '' AND n ->> 'embedding_model' IS DISTINCT FROM o ->> 'embedding_model';
     tombstone constant jsonb := '{"text": "[erased]", "value": null, "embedding": null, "metadata": {}}';
 BEGIN
     FOR k IN SELECT jsonb_object_keys(n) ORDER BY 1 LOOP
@@ -272,11 +280,16 @@ BEGIN
                     USING ERRCODE = 'object_not_in_prerequisite_state',
                           DETAIL = format('Rule: erasure may only replace %s with its tombstone %s.', k, tombstone -> k);
             END IF;
+        ELSIF reembedding AND k IN ('embedding', 'embedding_model') THEN
+            NULL;  -- a new vector of another model, checked above
         ELSIF k <> ALL (TG_ARGV) THEN
             RAISE EXCEPTION 'cannot update column "%" of table "%.%"', k, TG_TABLE_SCHEMA, TG_TABLE_NAME
                 USING ERRCODE = 'object_not_in_prerequisite_state',
-                      DETAIL = format('Rule: %s is append-only; only the write-once columns %s may be set.',
-                                      TG_TABLE_NAME, array_to_string(TG_ARGV, ', '));
+                      DETAIL = CASE WHEN k IN ('embedding', 'embedding_model') AND TG_TABLE_NAME = 'promoted_memory'
+                          THEN 'Rule: a memory''s vector changes only with its embedding model, to another model, '
+                               'and never after erasure.'
+                          ELSE format('Rule: %s is append-only; only the write-once columns %s may be set.',
+                                      TG_TABLE_NAME, array_to_string(TG_ARGV, ', ')) END;
         ELSIF o ->> k IS NOT NULL THEN
             RAISE EXCEPTION 'cannot update column "%" of table "%.%"', k, TG_TABLE_SCHEMA, TG_TABLE_NAME
                 USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -293,7 +306,7 @@ BEGIN
     RETURN NEW;
 END
 $$;
--- END upgrade 0.3.0
+-- END upgrade 0.6.0
 
 DO $$
 DECLARE

@@ -12,6 +12,7 @@ pub fn raise(e: Error) -> ! {
         Kind::WrongState => PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
         Kind::Privilege => PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
         Kind::ReadOnly => PgSqlErrorCode::ERRCODE_READ_ONLY_SQL_TRANSACTION,
+        Kind::ActiveTransaction => PgSqlErrorCode::ERRCODE_ACTIVE_SQL_TRANSACTION,
     };
     let mut report = ErrorReport::new(code, e.message, "memory_fabric");
     if let Some(d) = e.detail {

@@ -100,7 +100,10 @@ pub fn require_tenant(client: &SpiClient<'_>, tenant: &str) {
         None => raise(
             denied(format!("memory_fabric.tenant_id is not set for role \"{}\"", who()))
                 .detail(format!("Acting for tenant \"{tenant}\" needs the transaction pinned to it."))
-                .hint(format!("Run SET LOCAL memory_fabric.tenant_id = '{}' first.", tenant.replace('\'', "''"))),
+                .hint(format!(
+                    "Run SET LOCAL memory_fabric.tenant_id = '{}' in the transaction first (or SET it for the session, before a CALL of a procedure that commits).",
+                    tenant.replace('\'', "''")
+                )),
         ),
         Some(p) if p != tenant => raise(
             denied(format!("tenant \"{tenant}\" is not the pinned tenant"))

@@ -16,6 +16,8 @@ pub enum Kind {
     Privilege,
     /// 25006 read_only_sql_transaction
     ReadOnly,
+    /// 25001 active_sql_transaction: a procedure that commits, called inside a transaction block
+    ActiveTransaction,
 }
 
 impl Kind {
@@ -27,6 +29,7 @@ impl Kind {
             Kind::WrongState => "55000",
             Kind::Privilege => "42501",
             Kind::ReadOnly => "25006",
+            Kind::ActiveTransaction => "25001",
         }
     }
 }

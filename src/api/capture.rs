@@ -52,7 +52,7 @@ thread_local! {
 }
 
 /// The dimension registered for (tenant, model), registering `dims` if the model is new.
-fn registered_dimensions(client: &mut SpiClient<'_>, tenant: &str, model: &str, dims: i32) -> i32 {
+pub fn registered_dimensions(client: &mut SpiClient<'_>, tenant: &str, model: &str, dims: i32) -> i32 {
     let key = (tenant.to_owned(), model.to_owned());
     if let Some(d) = DIMENSIONS.with(|m| m.borrow().get(&key).copied()) {
         return d;

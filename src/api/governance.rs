@@ -310,19 +310,9 @@ fn _forget_subject(tenant_id: Option<&str>, user_id: Option<&str>, reason: Optio
     })
 }
 
-const PURGE_BATCH: &str = "WITH due AS ( \
-       SELECT id FROM memory_fabric.promoted_memory \
-       WHERE tenant_id = $1 AND erased_at IS NULL AND expires_at IS NOT NULL \
-         AND expires_at + coalesce(($2::jsonb ->> write_class)::bigint, ($2::jsonb ->> 'default')::bigint) * interval '1 second' \
-             < pg_catalog.clock_timestamp() \
-       ORDER BY expires_at, id LIMIT $3) \
-     UPDATE memory_fabric.promoted_memory m SET erased_at = pg_catalog.clock_timestamp(), text = '[erased]', value = NULL, \
-        embedding = NULL FROM due WHERE m.id = due.id RETURNING m.candidate_id";
-const PURGE_CANDIDATES: &str = "UPDATE memory_fabric.candidates SET erased_at = pg_catalog.clock_timestamp(), \
-     text = '[erased]', value = NULL, embedding = NULL, metadata = '{}' WHERE id = ANY ($1) AND erased_at IS NULL";
-
 /// Expiry purging: memories expired longer ago than their write class's retention lose their
-/// content (and their candidates') to a tombstone, in batches. Returns how many memories.
+/// content (and their candidates') to a tombstone, in batches, in this one transaction. Returns
+/// how many memories. (memory_fabric.purge_expired_memories() commits after each batch instead.)
 #[pg_extern(volatile, parallel_unsafe)]
 fn _purge_expired(tenant_id: Option<&str>, batch_size: Option<i32>) -> i64 {
     let tenant = require_text("tenant_id", tenant_id);
@@ -332,34 +322,7 @@ fn _purge_expired(tenant_id: Option<&str>, batch_size: Option<i32>) -> i64 {
     }
     Spi::connect_mut(|client| {
         require_tenant(client, &tenant);
-        let pol = policy::for_tenant(client, &tenant);
-        let retention: serde_json::Map<String, serde_json::Value> =
-            pol.policy.retention_seconds.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
-        let mut retention = serde_json::Value::Object(retention);
-        if retention.get("default").is_none() {
-            retention["default"] = json!(pol.policy.retention_of(None));
-        }
-        let retention = retention.to_string();
-        let mut total = 0i64;
-        loop {
-            pgrx::check_for_interrupts!();
-            let ids: Vec<String> = client
-                .update(&*plan(client, PURGE_BATCH, &[TEXT, TEXT, INT4], true), None, &[tenant.as_str().into(), retention.as_str().into(), batch.into()])
-                .unwrap_or_else(|e| error!("memory_fabric: cannot purge: {e}"))
-                .filter_map(|r| col::<String>(&r, 1))
-                .collect();
-            if ids.is_empty() {
-                break;
-            }
-            total += ids.len() as i64;
-            client
-                .update(&*plan(client, PURGE_CANDIDATES, &[TEXT_ARRAY], true), None, &[ids.into()])
-                .unwrap_or_else(|e| error!("memory_fabric: cannot purge candidates: {e}"));
-        }
-        if total > 0 {
-            events::emit(client, &tenant, "memory.erased", "expired", None, json!({"reason": "expired", "memories": total}));
-        }
-        total
+        crate::api::maintenance::purge_all(client, &tenant, batch)
     })
 }
 

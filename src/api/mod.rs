@@ -2,6 +2,7 @@
 
 pub mod capture;
 pub mod governance;
+pub mod maintenance;
 pub mod promote;
 pub mod recall;
 pub mod review;

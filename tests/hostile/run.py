@@ -153,6 +153,11 @@ FUNCS = {
     "grant_tenant": [("role", T), ("tenant_id", T)],
     "revoke_tenant": [("role", T), ("tenant_id", T)],
 }
+# procedures that commit after every batch: CALLed outside a transaction, pinned for the session
+PROCS = {
+    "reembed_memories": [("tenant_id", T), ("batch_size", I)],
+    "purge_expired_memories": [("tenant_id", T), ("batch_size", I)],
+}
 # the memory_id argument of explain_recall is its second; its real name may differ, so call positionally
 TABLES = ["candidates", "reviews", "decisions", "promoted_memory", "consents", "policies", "events", "tenant_grants",
           "embedding_models", "recall_log"]
@@ -167,20 +172,32 @@ c = conn(a.db, "memory_fabric_hostile")
 c.execute("SET statement_timeout = '20s'")
 outcomes, bad, crashes, slow = Counter(), [], 0, []
 for n in range(a.calls):
-    fn = rng.choice(list(FUNCS))
+    fn = rng.choice(list(FUNCS) + list(PROCS))
+    params = FUNCS.get(fn) or PROCS[fn]
     args = [f"({pick(POOL[ty], big_chance=0.05) if rng.random() < 0.25 or name not in VALID else rng.choice(VALID[name])})::{ty}"
-            for name, ty in FUNCS[fn]]
+            for name, ty in params]
     # sometimes fewer arguments (defaults), sometimes all NULL
     if rng.random() < 0.1:
-        args = [f"NULL::{ty}" for _, ty in FUNCS[fn]]
-    sql = f"SELECT count(*) FROM memory_fabric.{fn}({', '.join(args)})"
+        args = [f"NULL::{ty}" for _, ty in params]
+    if fn in PROCS:
+        sql = f"CALL memory_fabric.{fn}({', '.join(args)})"
+    else:
+        sql = f"SELECT count(*) FROM memory_fabric.{fn}({', '.join(args)})"
     pin = rng.choice(["t_h"] * 7 + ["t_h2", "t_other", ""])
     before = fingerprint()
     t0 = time.monotonic()
     try:
-        with c.transaction():
-            c.execute("SELECT set_config('memory_fabric.tenant_id', %s, true)", (pin,))
-            c.execute(sql)
+        if fn in PROCS:
+            c.execute("SELECT set_config('memory_fabric.tenant_id', %s, false)", (pin,))
+            try:
+                c.execute(sql)
+            finally:
+                if not c.broken:
+                    c.execute("RESET memory_fabric.tenant_id")
+        else:
+            with c.transaction():
+                c.execute("SELECT set_config('memory_fabric.tenant_id', %s, true)", (pin,))
+                c.execute(sql)
         outcomes[(fn, "ok")] += 1
     except psycopg.errors.QueryCanceled:
         outcomes[(fn, "57014 (statement_timeout)")] += 1
@@ -212,9 +229,9 @@ for n in range(a.calls):
 by_state = Counter()
 for (fn, st), k in outcomes.items():
     by_state[st] += k
-print(f"# {a.calls} calls over {len(FUNCS)} functions (seed {a.seed}); outcomes: "
+print(f"# {a.calls} calls over {len(FUNCS) + len(PROCS)} functions and procedures (seed {a.seed}); outcomes: "
       + ", ".join(f"{s} {k}" for s, k in sorted(by_state.items(), key=lambda x: -x[1])))
-print(f"# calls per function: " + ", ".join(f"{f} {sum(k for (g, _), k in outcomes.items() if g == f)}" for f in FUNCS))
+print(f"# calls per function: " + ", ".join(f"{f} {sum(k for (g, _), k in outcomes.items() if g == f)}" for f in list(FUNCS) + list(PROCS)))
 for d, f, q in sorted(slow, key=lambda x: x[0], reverse=True)[:3]:
     print(f"# slowest: {d:.2f} s {f}: {q}")
 for b in bad[:20]:
