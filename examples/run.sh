@@ -1,55 +1,58 @@
 #!/usr/bin/env bash
-# Runs the client examples against the local cluster as an ordinary role and checks their
-# assertions (each exits non-zero on a wrong result). Dependencies come from each example's own
-# pinned manifest.
-#   bash examples/run.sh
+# Runs the client examples against the local cluster, each as ordinary roles, and reports one
+# TAP line per example (each exits non-zero on a wrong result). An example is a directory here
+# with a run.sh, which installs the example's pinned dependencies (its own manifest) and runs it.
+#   bash examples/run.sh                 # every example
+#   bash examples/run.sh python rust     # the ones named
+#
+# Each example gets a fresh database with the extension and two login roles, granted tenant
+# 'acme': memory_fabric_example_app (memory_fabric_agent) and memory_fabric_example_reviewer
+# (memory_fabric_reviewer). It finds them in the libpq environment: PGHOST, PGPORT, PGDATABASE,
+# PGUSER (the agent), and MF_EXAMPLE_REVIEWER (the reviewer's role name).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
-db=memory_fabric_examples
-mf_psql -d postgres -q -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
-mf_psql -d $db -q -o /dev/null <<'SQL'
+out=$MF_BUILD/examples; mkdir -p "$out"
+only=("$@")
+
+mf_psql -d postgres -q -o /dev/null <<'SQL'
 SET client_min_messages = warning;
-CREATE EXTENSION memory_fabric CASCADE;
 DO $$ BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'memory_fabric_example_app') THEN
-        CREATE ROLE memory_fabric_example_app LOGIN IN ROLE memory_fabric_agent;
+        CREATE ROLE memory_fabric_example_app LOGIN;
     END IF;
-END $$;
-SELECT count(*) FROM memory_fabric.grant_tenant('memory_fabric_example_app', 'acme');
-DO $$ BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'memory_fabric_example_reviewer') THEN
-        CREATE ROLE memory_fabric_example_reviewer LOGIN IN ROLE memory_fabric_reviewer;
+        CREATE ROLE memory_fabric_example_reviewer LOGIN;
     END IF;
 END $$;
-SELECT count(*) FROM memory_fabric.grant_tenant('memory_fabric_example_reviewer', 'acme');
 SQL
-conn="host=$MF_PGHOST port=$MF_PGPORT dbname=$db user=memory_fabric_example_app"
 
-# Python: psycopg 3 and the pgvector package
-python3 -m pip install -q --root-user-action=ignore -r "$MF_ROOT/examples/python/requirements.txt"
-if python3 "$MF_ROOT/examples/python/memory_agent.py" "$conn"; then
-  echo "ok - examples/python/memory_agent.py"
-else
-  echo "not ok - examples/python/memory_agent.py"
-fi
-# The operator workflow: a reviewer listening on memory_fabric approves the durable fact an
-# operator-sourced capture puts in the human queue, as soon as its notification arrives.
-rconn="host=$MF_PGHOST port=$MF_PGPORT dbname=$db user=memory_fabric_example_reviewer"
-out=$MF_BUILD/examples; mkdir -p "$out"
-python3 "$MF_ROOT/examples/python/reviewer.py" "$rconn" --tenant acme --as op:ana --watch --decide approve --max 1 \
-  --timeout 30 > "$out/reviewer.txt" 2>&1 & rpid=$!
-sleep 1
-cid=$("$MF_PG_BINDIR/psql" -XAtq -d "$conn" -c "SELECT set_config('memory_fabric.tenant_id', 'acme', false)" \
-  -c "SELECT id FROM memory_fabric.capture_memory('acme', 'Refunds above 500 euros need a manager sign-off.', 'operator', 'INTERNAL', actor => 'op:writer')" \
-  | tail -1)
-"$MF_PG_BINDIR/psql" -XAtq -d "$conn" -c "SELECT set_config('memory_fabric.tenant_id', 'acme', false)" \
-  -c "SELECT reviewer FROM memory_fabric.review_candidate('$cid')" > /dev/null
-rc=0; wait $rpid || rc=$?
-cat "$out/reviewer.txt"
-promoted=$(mf_psql -d $db -At -c "SELECT count(*) FROM memory_fabric.promoted_memory WHERE candidate_id = '$cid' AND promoted_by = 'op:ana'")
-if [ $rc = 0 ] && [ "$promoted" = 1 ] && grep -q '^notification: ' "$out/reviewer.txt"; then
-  echo "ok - examples/python/reviewer.py approved the queued candidate on its notification"
-else
-  echo "not ok - examples/python/reviewer.py (rc=$rc, promoted=$promoted, see $out/reviewer.txt)"
-fi
-mf_psql -d postgres -q -c "DROP DATABASE $db WITH (FORCE)"
+fresh_db() { # name
+  mf_psql -d postgres -q -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $1 WITH (FORCE)" -c "CREATE DATABASE $1"
+  mf_psql -d "$1" -q -o /dev/null <<'SQL'
+SET client_min_messages = warning;
+CREATE EXTENSION memory_fabric CASCADE;
+GRANT memory_fabric_agent TO memory_fabric_example_app;
+GRANT memory_fabric_reviewer TO memory_fabric_example_reviewer;
+SELECT memory_fabric.grant_tenant('memory_fabric_example_app', 'acme');
+SELECT memory_fabric.grant_tenant('memory_fabric_example_reviewer', 'acme');
+SQL
+}
+
+for dir in "$MF_ROOT"/examples/*/; do
+  name=$(basename "$dir")
+  [ -f "$dir/run.sh" ] || continue
+  if [ ${#only[@]} -gt 0 ] && [[ " ${only[*]} " != *" $name "* ]]; then continue; fi
+  db=memory_fabric_example_$name
+  fresh_db "$db"
+  rc=0
+  env PGHOST="$MF_PGHOST" PGPORT="$MF_PGPORT" PGDATABASE="$db" PGUSER=memory_fabric_example_app \
+      MF_EXAMPLE_REVIEWER=memory_fabric_example_reviewer MF_EXAMPLE_BUILD="$out/$name" MF_PG_BINDIR="$MF_PG_BINDIR" \
+      bash "$dir/run.sh" > "$out/$name.log" 2>&1 || rc=$?
+  sed 's/^/    /' "$out/$name.log"
+  if [ $rc = 0 ]; then
+    echo "ok - examples/$name"
+  else
+    echo "not ok - examples/$name (exit $rc, log $out/$name.log)"
+  fi
+  mf_psql -d postgres -q -c "DROP DATABASE $db WITH (FORCE)"
+done

@@ -95,12 +95,14 @@ def handle_queue():
 
 
 done = handle_queue()
+if a.watch and not done:
+    print("listening on channel memory_fabric", flush=True)
 while a.watch and not done:
     if deadline and time.monotonic() >= deadline:
         print("timeout", file=sys.stderr)
         break
     wait = 1.0 if deadline is None else max(0.1, min(1.0, deadline - time.monotonic()))
     for n in conn.notifies(timeout=wait, stop_after=1):
-        print(f"notification: {n.payload}")
+        print(f"notification: {n.payload}", flush=True)
     done = handle_queue()
 sys.exit(0 if (not a.max or decided >= a.max) else 1)
