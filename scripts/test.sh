@@ -11,7 +11,8 @@
 #   6. hostile  1,500 random calls of every public function with hostile arguments (tests/hostile)
 #      tap      prove: kill -9 under load, a streaming replica, cancel, long operations stopped and
 #               resumed (tests/tap; own clusters)
-#      examples the client examples, run as an ordinary role (examples/run.sh)
+#      examples the client examples, run as ordinary roles (examples/run.sh)
+#      docs     every SQL block of README.md runs and prints what the README shows (tests/docs)
 #   7. bench    a seconds-long smoke of the benchmark (bench/run.sh --smoke)
 # Exits non-zero if any layer fails; ends with a "N passed, N failed" line.
 # Name layers to run only those: bash scripts/test.sh regress
@@ -147,6 +148,13 @@ fi
 if want examples; then
   cluster_ready
   tap_layer examples bash "$MF_ROOT/examples/run.sh"
+fi
+
+# the documentation check: every SQL block of the README, against the local cluster
+if want docs; then
+  cluster_ready
+  export MF_PG_BINDIR
+  tap_layer docs python3 "$MF_ROOT/tests/docs/readme.py" --host "$MF_PGHOST" --port "$MF_PGPORT" --user "$MF_PGUSER"
 fi
 
 # 7. bench: a seconds-long smoke of the benchmark (bench/run.sh --smoke): every operation runs

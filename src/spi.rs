@@ -19,6 +19,7 @@ pub const FLOAT4_ARRAY: PgOid = PgOid::BuiltIn(BuiltinOid::FLOAT4ARRAYOID);
 pub const TEXT_ARRAY: PgOid = PgOid::BuiltIn(BuiltinOid::TEXTARRAYOID);
 pub const BOOL: PgOid = PgOid::BuiltIn(BuiltinOid::BOOLOID);
 pub const INT8: PgOid = PgOid::BuiltIn(BuiltinOid::INT8OID);
+pub const TIMESTAMPTZ: PgOid = PgOid::BuiltIn(BuiltinOid::TIMESTAMPTZOID);
 
 /// The kept plan for `sql`, prepared on first use in this backend. Every write goes through a
 /// mutating plan, so that is where a standby or a read-only transaction is refused (25006),

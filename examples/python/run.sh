@@ -30,3 +30,21 @@ grep -q "^approved $cid: promoted as pm_" "$log" || { echo "reviewer.py did not 
 [ "$(psql_app "SELECT tier FROM memory_fabric.recall('acme', NULL) WHERE candidate_id = '$cid'")" = durable ] \
   || { echo "the approved memory is not recalled"; exit 1; }
 echo "reviewer.py approved $cid on its notification; recall returns it"
+
+# 3. The same reviewer from the command line: --list shows the queue, --reject decides.
+cid2=$(psql_app "SELECT id FROM memory_fabric.capture_memory('acme', 'Returns go to the Porto depot.', 'operator', 'INTERNAL', actor => 'op:writer')")
+[ "$(psql_app "SELECT reviewer FROM memory_fabric.review_candidate('$cid2')")" = human ]
+listed=$("$py" "$here/reviewer.py" "user=$MF_EXAMPLE_REVIEWER" --tenant acme --as op:ana --list)
+echo "$listed"
+grep -q "^$cid2  durable  operator_source  by op:writer .*'Returns go to the Porto depot.'" <<<"$listed" \
+  || { echo "reviewer.py --list does not show $cid2"; exit 1; }
+"$py" "$here/reviewer.py" "user=$MF_EXAMPLE_REVIEWER" --tenant acme --as op:ana --reject "$cid2" --reason "wrong depot"
+# decided once: a second decision is refused with the extension's SQLSTATE, and the exit code says so
+if "$py" "$here/reviewer.py" "user=$MF_EXAMPLE_REVIEWER" --tenant acme --as op:ana --approve "$cid2" 2> "$log"; then
+  echo "approving a rejected candidate succeeded"; exit 1
+fi
+cat "$log"
+grep -q "^$cid2: 55000 candidate \"$cid2\" was rejected" "$log" || { echo "unexpected refusal"; exit 1; }
+[ -z "$("$py" "$here/reviewer.py" "user=$MF_EXAMPLE_REVIEWER" --tenant acme --as op:ana --list | grep "$cid2")" ] \
+  || { echo "$cid2 is still queued after its rejection"; exit 1; }
+echo "reviewer.py listed $cid2, rejected it, and the queue no longer shows it"

@@ -7,7 +7,7 @@ use crate::gucs;
 use crate::policy;
 use crate::rows::{self, require_text, Candidate};
 use crate::security::{caller_name, require_tenant};
-use crate::spi::{col, plan, INT4, TEXT, TEXT_ARRAY};
+use crate::spi::{col, plan, INT4, TEXT, TEXT_ARRAY, TIMESTAMPTZ};
 use memory_fabric_core::policy::{merge, Policy};
 use memory_fabric_core::redact::{Outcome, Redactor};
 use memory_fabric_core::{Error, Kind};
@@ -17,7 +17,6 @@ use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
 use serde_json::json;
 
-const TIMESTAMPTZ: PgOid = PgOid::BuiltIn(BuiltinOid::TIMESTAMPTZOID);
 
 const MATCHING_CONSENT: &str = "SELECT k.id FROM memory_fabric.consents k \
      WHERE k.tenant_id = $1 AND (k.subject = $2 OR k.subject = $3) \

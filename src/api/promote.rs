@@ -8,7 +8,7 @@ use crate::error::raise;
 use crate::events;
 use crate::policy;
 use crate::rows::{self, Candidate, Review};
-use crate::spi::{col, plan, BOOL, FLOAT8, INT8, TEXT};
+use crate::spi::{col, plan, BOOL, FLOAT8, INT8, TEXT, TIMESTAMPTZ};
 use memory_fabric_core::capture::CaptureInput;
 use memory_fabric_core::policy::Tier;
 use memory_fabric_core::{Error, Kind};
@@ -40,10 +40,10 @@ fn promotable_review(client: &SpiClient<'_>, c: &Candidate) -> Review {
 }
 
 const RETRACT_SUPERSEDED: &str = "UPDATE memory_fabric.promoted_memory \
-     SET retracted_at = pg_catalog.clock_timestamp(), retracted_by = $2, retraction_reason = 'superseded by ' || $2 \
+     SET retracted_at = $3, retracted_by = $2, retraction_reason = 'superseded by ' || $2 \
      WHERE id = $1 AND retracted_at IS NULL RETURNING tenant_id";
 
-const INSERT: &str = "WITH t AS (SELECT pg_catalog.clock_timestamp() AS now) \
+const INSERT: &str = "WITH t AS (SELECT $12::timestamptz AS now) \
      INSERT INTO memory_fabric.promoted_memory (id, candidate_id, review_id, tenant_id, user_id, intent_scope, text, \
         evidence_refs, classification, source, tier, priority, entity, predicate, value, write_class, confidence, \
         embedding, embedding_model, content_hash, consent_id, promoted_by, promoted_at, expires_at, \
@@ -99,14 +99,22 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
     }
 
     let pm = new_id("pm");
+    // One instant for the whole promotion: a superseded memory is retracted at the instant its
+    // successor is promoted, so recall as of any instant sees exactly one of the two.
+    let now: pgrx::datum::TimestampWithTimeZone = client
+        .select("SELECT pg_catalog.clock_timestamp()", Some(1), &[])
+        .and_then(|t| t.first().get_one::<pgrx::datum::TimestampWithTimeZone>())
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| error!("memory_fabric: no clock"));
     let supersedes = (r.status == "contradicts" && r.resolution.as_deref() == Some("supersede"))
         .then(|| r.contradicts_id.clone())
         .flatten();
     if let Some(old) = &supersedes {
         rows::lock(client, &format!("memory:{old}"));
-        let p = plan(client, RETRACT_SUPERSEDED, &[TEXT, TEXT], true);
+        let p = plan(client, RETRACT_SUPERSEDED, &[TEXT, TEXT, TIMESTAMPTZ], true);
         let done = client
-            .update(&*p, None, &[old.as_str().into(), pm.as_str().into()])
+            .update(&*p, None, &[old.as_str().into(), pm.as_str().into(), now.into()])
             .unwrap_or_else(|e| error!("memory_fabric: cannot supersede: {e}"));
         if done.is_empty() {
             raise(wrong_state(format!("memory \"{old}\" is already retracted"))
@@ -120,7 +128,7 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
     let ttl = Tier::parse(&r.tier).and_then(|t| pol.policy.ttl_of(t));
     let coexist = r.status == "contradicts" && r.resolution.as_deref() == Some("coexist");
     let promoted_by = approver.unwrap_or("auto");
-    let p = plan(client, INSERT, &[TEXT, TEXT, TEXT, FLOAT8, TEXT, TEXT, INT8, BOOL, TEXT, TEXT, TEXT], true);
+    let p = plan(client, INSERT, &[TEXT, TEXT, TEXT, FLOAT8, TEXT, TEXT, INT8, BOOL, TEXT, TEXT, TEXT, TIMESTAMPTZ], true);
     client
         .update(
             &*p,
@@ -137,6 +145,7 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
                 (if coexist { r.contradicts_id.as_deref() } else { None }).into(),
                 supersedes.as_deref().into(),
                 c.id.as_str().into(),
+                now.into(),
             ],
         )
         .unwrap_or_else(|e| error!("memory_fabric: cannot promote: {e}"));

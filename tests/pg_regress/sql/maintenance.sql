@@ -70,7 +70,7 @@ SELECT embedding_model, count(*) AS candidates FROM memory_fabric.candidates WHE
 SELECT model, dimensions FROM memory_fabric.embedding_models WHERE tenant_id = 't_maint';
 -- text, ids, times and everything else unchanged: the retraction stands
 SELECT id = :'m6' AS m6, retraction_reason, text FROM memory_fabric.promoted_memory
-WHERE tenant_id = 't_maint' AND retracted_at IS NOT NULL ORDER BY id;
+WHERE tenant_id = 't_maint' AND retracted_at IS NOT NULL ORDER BY 1;
 -- one event per batch: who, from which model, how many, which memories
 SELECT actor, payload -> 'from' AS from_models, payload ->> 'model' AS model, payload ->> 'count' AS n,
        jsonb_array_length(payload -> 'memories') AS ids
