@@ -59,6 +59,12 @@ SELECT status, contradiction_resolution, contradicts_id = :'fresh_pm' AS older F
 SELECT id AS newer_pm, supersedes_id = :'fresh_pm' AS supersedes FROM memory_fabric.promote(:'newer') \gset
 SELECT retracted_at IS NOT NULL AS retracted, retracted_by = :'newer_pm' AS by_newer, retraction_reason LIKE 'superseded by pm\_%' AS reason
 FROM memory_fabric.promoted_memory WHERE id = :'fresh_pm';
+-- at one instant: recall as of any moment sees exactly one of the two
+SELECT o.retracted_at = n.promoted_at AS same_instant,
+       (SELECT array_agg(r.memory_id = :'newer_pm') FROM memory_fabric.recall('t_life', NULL, as_of => n.promoted_at) r) AS at_promotion,
+       (SELECT array_agg(r.memory_id = :'fresh_pm') FROM memory_fabric.recall('t_life', NULL, as_of => n.promoted_at - interval '1 microsecond') r)
+           AS just_before
+FROM memory_fabric.promoted_memory o, memory_fabric.promoted_memory n WHERE o.id = :'fresh_pm' AND n.id = :'newer_pm';
 
 -- The promoted set changed since review: two near-duplicates reviewed before either was promoted.
 SELECT id AS twin_a FROM memory_fabric.capture_memory('t_twins', 'The VPN certificate expires in March.', 'agent', 'INTERNAL') \gset
