@@ -100,6 +100,12 @@ BEGIN
 END
 $$;
 
+-- from sql/schema.sql
+-- 0.6.0: re-embedding (memory_fabric.reembed_memories) finds a tenant's memories of each model
+-- that still has a vector, in a batch at a time, from this index alone.
+CREATE INDEX promoted_model ON memory_fabric.promoted_memory (tenant_id, embedding_model)
+    WHERE erased_at IS NULL AND embedding IS NOT NULL;
+
 -- from sql/finalize.sql
 -- 0.6.0: long maintenance operations as procedures that commit after every batch. Each batch
 -- is one transaction (memory_fabric._reembed_batch, memory_fabric._purge_expired_batch: SECURITY

@@ -456,3 +456,10 @@ CREATE INDEX promoted_scope_vectors ON memory_fabric.promoted_memory (tenant_id,
 CREATE INDEX promoted_scope_wide ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
     WHERE NOT memory_fabric._scope_fits(tenant_id, user_id, intent_scope, embedding_model, id, classification, consent_id, embedding);
 -- END upgrade 0.5.0
+
+-- BEGIN upgrade 0.6.0
+-- 0.6.0: re-embedding (memory_fabric.reembed_memories) finds a tenant's memories of each model
+-- that still has a vector, in a batch at a time, from this index alone.
+CREATE INDEX promoted_model ON memory_fabric.promoted_memory (tenant_id, embedding_model)
+    WHERE erased_at IS NULL AND embedding IS NOT NULL;
+-- END upgrade 0.6.0

@@ -6,6 +6,13 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$here"
 
+# Node.js and npm come with the machine; install Debian's where they do not.
+if ! command -v npm > /dev/null; then
+  sudo=(); [ "$(id -u)" = 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm
+fi
+
 # npm ci on a fresh clone or when the lockfile changed; otherwise node_modules is up to date.
 stamp=node_modules/.installed-package-lock.json
 if ! cmp -s package-lock.json "$stamp"; then

@@ -15,7 +15,7 @@ use crate::gucs;
 use crate::policy;
 use crate::rows::require_text;
 use crate::security::{caller_name, require_tenant};
-use crate::spi::{col, plan, FLOAT4_ARRAY, INT4, TEXT};
+use crate::spi::{col, plan, FLOAT4_ARRAY, INT4, TEXT, TEXT_ARRAY};
 use memory_fabric_core::capture::check_embedding;
 use memory_fabric_core::{embed, Error, Kind};
 use pgrx::prelude::*;
@@ -90,13 +90,30 @@ fn _reembed_pending(
     TableIterator::once((model, pending))
 }
 
-// Rows are locked as they are picked, so two runs (or a retraction) never write the same row at
-// once: a concurrent run waits, then skips the row it re-reads as done. Retracted and expired
-// memories are re-embedded too: recall as of a past instant still reads them.
+// The models of the tenant's memories that have a vector, other than the target: a loose index
+// scan of promoted_model, one probe per model however many memories each has.
+const REEMBED_MODELS: &str = "WITH RECURSIVE m(model) AS ( \
+       (SELECT embedding_model FROM memory_fabric.promoted_memory \
+        WHERE tenant_id = $1 AND erased_at IS NULL AND embedding IS NOT NULL ORDER BY embedding_model LIMIT 1) \
+       UNION ALL \
+       SELECT (SELECT p.embedding_model FROM memory_fabric.promoted_memory p \
+               WHERE p.tenant_id = $1 AND p.erased_at IS NULL AND p.embedding IS NOT NULL AND p.embedding_model > m.model \
+               ORDER BY p.embedding_model LIMIT 1) \
+       FROM m WHERE m.model IS NOT NULL) \
+     SELECT coalesce(pg_catalog.array_agg(model), '{}') FROM m WHERE model IS NOT NULL AND model <> $2";
+// A batch of the memories still to do: equality on the model, so each batch visits only those
+// (an ORDER BY would make every batch walk past the ones done). Rows are locked as they are
+// picked, so two runs (or a retraction) never write the same row at once: a concurrent run waits,
+// then skips the row it re-reads as done. Retracted and expired memories are re-embedded too:
+// recall as of a past instant still reads them.
 const REEMBED_PICK: &str = "SELECT id, text, embedding_model FROM memory_fabric.promoted_memory \
-     WHERE tenant_id = $1 AND erased_at IS NULL AND embedding IS NOT NULL AND embedding_model <> $2 \
-     ORDER BY id LIMIT $3 FOR UPDATE";
-const REEMBED_SET: &str = "UPDATE memory_fabric.promoted_memory SET embedding = $2, embedding_model = $3 WHERE id = $1";
+     WHERE tenant_id = $1 AND embedding_model = ANY ($2) AND erased_at IS NULL AND embedding IS NOT NULL \
+     LIMIT $3 FOR UPDATE";
+// One statement per batch: $2 holds the batch's vectors end to end, $3 dimensions each, the k-th
+// for the k-th id of $1.
+const REEMBED_SET: &str = "UPDATE memory_fabric.promoted_memory m \
+     SET embedding = ($2::real[])[(u.k - 1) * $3 + 1 : u.k * $3], embedding_model = $4 \
+     FROM pg_catalog.unnest($1::text[]) WITH ORDINALITY AS u(id, k) WHERE m.id = u.id RETURNING m.id";
 
 /// Internal, for reembed_memories(): re-embeds up to batch_size memories of the tenant that are
 /// not embedded with `model` yet, which must be the model of the embedder capture uses now.
@@ -116,13 +133,23 @@ fn _reembed_batch(tenant_id: Option<&str>, model: Option<&str>, batch_size: Opti
         }
         let func = gucs::get(&gucs::EMBEDDING_FUNCTION);
         let max_dims = policy::for_tenant(client, &tenant).policy.limits.embedding_max_dimensions;
+        let models: Vec<String> = client
+            .select(&*plan(client, REEMBED_MODELS, &[TEXT, TEXT], false), Some(1), &[tenant.as_str().into(), model.as_str().into()])
+            .and_then(|t| t.first().get_one::<Vec<String>>())
+            .unwrap_or_else(|e| error!("memory_fabric: cannot read embedding models: {e}"))
+            .unwrap_or_default();
+        if models.is_empty() {
+            return 0;
+        }
         let picked: Vec<(String, String, String)> = client
-            .update(&*plan(client, REEMBED_PICK, &[TEXT, TEXT, INT4], true), None, &[tenant.as_str().into(), model.as_str().into(), batch.into()])
+            .update(&*plan(client, REEMBED_PICK, &[TEXT, TEXT_ARRAY, INT4], true), None, &[tenant.as_str().into(), models.into(), batch.into()])
             .unwrap_or_else(|e| error!("memory_fabric: cannot read memories: {e}"))
             .map(|r| (col(&r, 1).unwrap_or_default(), col(&r, 2).unwrap_or_default(), col(&r, 3).unwrap_or_default()))
             .collect();
         let mut from: std::collections::BTreeMap<String, usize> = Default::default();
-        for (id, text, old) in &picked {
+        let mut vectors: Vec<f32> = Vec::new();
+        let mut dims = 0usize;
+        for (_, text, old) in &picked {
             pgrx::check_for_interrupts!();
             let v = match &func {
                 Some(f) => {
@@ -137,13 +164,25 @@ fn _reembed_batch(tenant_id: Option<&str>, model: Option<&str>, batch_size: Opti
                 }
                 None => embed::embed(text),
             };
-            client
-                .update(&*plan(client, REEMBED_SET, &[TEXT, FLOAT4_ARRAY, TEXT], true), None, &[id.as_str().into(), v.into(), model.as_str().into()])
-                .unwrap_or_else(|e| error!("memory_fabric: cannot re-embed memory \"{id}\": {e}"));
+            // every vector of one model has its registered dimension (checked above)
+            dims = v.len();
+            vectors.extend_from_slice(&v);
             *from.entry(old.clone()).or_default() += 1;
         }
         if !picked.is_empty() {
             let ids: Vec<&str> = picked.iter().map(|(id, _, _)| id.as_str()).collect();
+            let done = client
+                .update(
+                    &*plan(client, REEMBED_SET, &[TEXT_ARRAY, FLOAT4_ARRAY, INT4, TEXT], true),
+                    None,
+                    &[ids.clone().into(), vectors.into(), (dims as i32).into(), model.as_str().into()],
+                )
+                .unwrap_or_else(|e| error!("memory_fabric: cannot re-embed memories: {e}"))
+                .filter_map(|r| col::<String>(&r, 1))
+                .count();
+            if done != ids.len() {
+                error!("memory_fabric: re-embedded {done} of the {} memories locked for it", ids.len());
+            }
             events::emit(client, &tenant, "memory.reembedded", &format!("model:{model}"), Some(&caller_name(client)),
                          json!({"model": model, "from": from, "count": ids.len(), "memories": ids}));
         }
@@ -190,7 +229,7 @@ pub fn purge_batch(client: &mut SpiClient<'_>, tenant: &str, retention: &str, ba
     if !ids.is_empty() {
         let n = ids.len() as i64;
         client
-            .update(&*plan(client, PURGE_CANDIDATES, &[crate::spi::TEXT_ARRAY], true), None, &[ids.into()])
+            .update(&*plan(client, PURGE_CANDIDATES, &[TEXT_ARRAY], true), None, &[ids.into()])
             .unwrap_or_else(|e| error!("memory_fabric: cannot purge candidates: {e}"));
         return n;
     }
