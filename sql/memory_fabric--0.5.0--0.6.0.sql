@@ -101,9 +101,9 @@ END
 $$;
 
 -- from sql/schema.sql
--- 0.6.0: re-embedding (memory_fabric.reembed_memories) finds a tenant's memories of each model
--- that still has a vector, in a batch at a time, from this index alone.
-CREATE INDEX promoted_model ON memory_fabric.promoted_memory (tenant_id, embedding_model)
+-- 0.6.0: re-embedding (memory_fabric.reembed_memories) finds the models of a tenant's memories
+-- that have a vector, and a batch of one model's memories in id order, from this index alone.
+CREATE INDEX promoted_model ON memory_fabric.promoted_memory (tenant_id, embedding_model, id)
     WHERE erased_at IS NULL AND embedding IS NOT NULL;
 
 -- from sql/finalize.sql

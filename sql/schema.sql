@@ -458,8 +458,8 @@ CREATE INDEX promoted_scope_wide ON memory_fabric.promoted_memory (tenant_id, us
 -- END upgrade 0.5.0
 
 -- BEGIN upgrade 0.6.0
--- 0.6.0: re-embedding (memory_fabric.reembed_memories) finds a tenant's memories of each model
--- that still has a vector, in a batch at a time, from this index alone.
-CREATE INDEX promoted_model ON memory_fabric.promoted_memory (tenant_id, embedding_model)
+-- 0.6.0: re-embedding (memory_fabric.reembed_memories) finds the models of a tenant's memories
+-- that have a vector, and a batch of one model's memories in id order, from this index alone.
+CREATE INDEX promoted_model ON memory_fabric.promoted_memory (tenant_id, embedding_model, id)
     WHERE erased_at IS NULL AND embedding IS NOT NULL;
 -- END upgrade 0.6.0

@@ -101,14 +101,15 @@ const REEMBED_MODELS: &str = "WITH RECURSIVE m(model) AS ( \
                ORDER BY p.embedding_model LIMIT 1) \
        FROM m WHERE m.model IS NOT NULL) \
      SELECT coalesce(pg_catalog.array_agg(model), '{}') FROM m WHERE model IS NOT NULL AND model <> $2";
-// A batch of the memories still to do: equality on the model, so each batch visits only those
-// (an ORDER BY would make every batch walk past the ones done). Rows are locked as they are
-// picked, so two runs (or a retraction) never write the same row at once: a concurrent run waits,
-// then skips the row it re-reads as done. Retracted and expired memories are re-embedded too:
-// recall as of a past instant still reads them.
+// A batch of the memories of one model still to do, in id order: a range of promoted_model, so
+// each batch visits only those. (Without the order the planner may scan the table, expecting the
+// rows to be spread evenly: they are not, the ones done are.) Rows are locked as they are picked,
+// so two runs (or a retraction) never write the same row at once: a concurrent run waits, then
+// skips the row it re-reads as done. Retracted and expired memories are re-embedded too: recall as
+// of a past instant still reads them.
 const REEMBED_PICK: &str = "SELECT id, text, embedding_model FROM memory_fabric.promoted_memory \
-     WHERE tenant_id = $1 AND embedding_model = ANY ($2) AND erased_at IS NULL AND embedding IS NOT NULL \
-     LIMIT $3 FOR UPDATE";
+     WHERE tenant_id = $1 AND embedding_model = $2 AND erased_at IS NULL AND embedding IS NOT NULL \
+     ORDER BY id LIMIT $3 FOR UPDATE";
 // One statement per batch: $2 holds the batch's vectors end to end, $3 dimensions each, the k-th
 // for the k-th id of $1.
 const REEMBED_SET: &str = "UPDATE memory_fabric.promoted_memory m \
@@ -141,11 +142,20 @@ fn _reembed_batch(tenant_id: Option<&str>, model: Option<&str>, batch_size: Opti
         if models.is_empty() {
             return 0;
         }
-        let picked: Vec<(String, String, String)> = client
-            .update(&*plan(client, REEMBED_PICK, &[TEXT, TEXT_ARRAY, INT4], true), None, &[tenant.as_str().into(), models.into(), batch.into()])
-            .unwrap_or_else(|e| error!("memory_fabric: cannot read memories: {e}"))
-            .map(|r| (col(&r, 1).unwrap_or_default(), col(&r, 2).unwrap_or_default(), col(&r, 3).unwrap_or_default()))
-            .collect();
+        // up to batch_size memories, model by model
+        let mut picked: Vec<(String, String, String)> = Vec::new();
+        for m in &models {
+            let want = batch - picked.len() as i32;
+            if want <= 0 {
+                break;
+            }
+            picked.extend(
+                client
+                    .update(&*plan(client, REEMBED_PICK, &[TEXT, TEXT, INT4], true), None, &[tenant.as_str().into(), m.as_str().into(), want.into()])
+                    .unwrap_or_else(|e| error!("memory_fabric: cannot read memories: {e}"))
+                    .map(|r| (col(&r, 1).unwrap_or_default(), col(&r, 2).unwrap_or_default(), col(&r, 3).unwrap_or_default())),
+            );
+        }
         let mut from: std::collections::BTreeMap<String, usize> = Default::default();
         let mut vectors: Vec<f32> = Vec::new();
         let mut dims = 0usize;
