@@ -15,7 +15,7 @@ use crate::gucs;
 use crate::policy;
 use crate::rows::require_text;
 use crate::security::{caller_name, require_tenant};
-use crate::spi::{col, plan, FLOAT4_ARRAY, INT4, TEXT, TEXT_ARRAY};
+use crate::spi::{col, plan, FLOAT4_ARRAY, INT4, INT8, TEXT, TEXT_ARRAY};
 use memory_fabric_core::capture::check_embedding;
 use memory_fabric_core::{embed, Error, Kind};
 use pgrx::prelude::*;
@@ -200,17 +200,29 @@ fn _reembed_batch(tenant_id: Option<&str>, model: Option<&str>, batch_size: Opti
     })
 }
 
-/// Each write class's retention in seconds, and 'default', as the JSON object PURGE_BATCH reads.
-fn retention_json(client: &SpiClient<'_>, tenant: &str) -> String {
+/// The tenant's retention: each write class's in seconds and 'default', as the JSON object
+/// PURGE_DUE reads, and the shortest of them.
+pub struct Retention {
+    json: String,
+    shortest: i64,
+}
+
+fn retention(client: &SpiClient<'_>, tenant: &str) -> Retention {
     let pol = policy::for_tenant(client, tenant);
     let mut m: serde_json::Map<String, serde_json::Value> =
         pol.policy.retention_seconds.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
     m.entry("default").or_insert_with(|| json!(pol.policy.retention_of(None)));
-    serde_json::Value::Object(m).to_string()
+    let shortest = m.values().filter_map(|v| v.as_i64()).min().unwrap_or(0);
+    Retention { json: serde_json::Value::Object(m).to_string(), shortest }
 }
 
+// Memories expired longer ago than their write class's retention. A batch takes them in expiry
+// order, which promoted_expired (tenant_id, expires_at) gives, so it reads only the oldest expiries
+// instead of sorting the tenant's every expiring memory (an id tie-break would need that sort);
+// the bound on expires_at alone (older than the shortest retention) stops it early.
 const PURGE_DUE: &str = "memory_fabric.promoted_memory \
        WHERE tenant_id = $1 AND erased_at IS NULL AND expires_at IS NOT NULL \
+         AND expires_at < pg_catalog.clock_timestamp() - $3 * interval '1 second' \
          AND expires_at + coalesce(($2::jsonb ->> write_class)::bigint, ($2::jsonb ->> 'default')::bigint) * interval '1 second' \
              < pg_catalog.clock_timestamp()";
 
@@ -218,7 +230,7 @@ fn purge_batch_sql() -> &'static str {
     static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     SQL.get_or_init(|| {
         format!(
-            "WITH due AS (SELECT id FROM {PURGE_DUE} ORDER BY expires_at, id LIMIT $3) \
+            "WITH due AS (SELECT id FROM {PURGE_DUE} ORDER BY expires_at LIMIT $4) \
              UPDATE memory_fabric.promoted_memory m SET erased_at = pg_catalog.clock_timestamp(), text = '[erased]', \
                 value = NULL, embedding = NULL FROM due WHERE m.id = due.id RETURNING m.candidate_id"
         )
@@ -230,9 +242,13 @@ const PURGE_CANDIDATES: &str = "UPDATE memory_fabric.candidates SET erased_at = 
 
 /// Tombstones up to `batch` memories of the tenant that are due (and their candidates); returns
 /// how many memories.
-pub fn purge_batch(client: &mut SpiClient<'_>, tenant: &str, retention: &str, batch: i32) -> i64 {
+pub fn purge_batch(client: &mut SpiClient<'_>, tenant: &str, retention: &Retention, batch: i32) -> i64 {
     let ids: Vec<String> = client
-        .update(&*plan(client, purge_batch_sql(), &[TEXT, TEXT, INT4], true), None, &[tenant.into(), retention.into(), batch.into()])
+        .update(
+            &*plan(client, purge_batch_sql(), &[TEXT, TEXT, INT8, INT4], true),
+            None,
+            &[tenant.into(), retention.json.as_str().into(), retention.shortest.into(), batch.into()],
+        )
         .unwrap_or_else(|e| error!("memory_fabric: cannot purge: {e}"))
         .filter_map(|r| col::<String>(&r, 1))
         .collect();
@@ -249,7 +265,7 @@ pub fn purge_batch(client: &mut SpiClient<'_>, tenant: &str, retention: &str, ba
 /// Expiry purging in one transaction (memory_fabric.purge_expired): every batch until none is
 /// due, then one event. Returns how many memories.
 pub fn purge_all(client: &mut SpiClient<'_>, tenant: &str, batch: i32) -> i64 {
-    let retention = retention_json(client, tenant);
+    let retention = retention(client, tenant);
     let mut total = 0i64;
     loop {
         pgrx::check_for_interrupts!();
@@ -273,9 +289,13 @@ fn _purge_expired_pending(tenant_id: Option<&str>, batch_size: Option<i32>) -> i
     require_batch(batch_size, 1000);
     Spi::connect(|client| {
         require_tenant(client, &tenant);
-        let retention = retention_json(client, &tenant);
+        let r = retention(client, &tenant);
         client
-            .select(&format!("SELECT count(*) FROM {PURGE_DUE}"), Some(1), &[tenant.as_str().into(), retention.as_str().into()])
+            .select(
+                &format!("SELECT count(*) FROM {PURGE_DUE}"),
+                Some(1),
+                &[tenant.as_str().into(), r.json.as_str().into(), r.shortest.into()],
+            )
             .and_then(|t| t.first().get_one::<i64>())
             .unwrap_or_else(|e| error!("memory_fabric: cannot count expired memories: {e}"))
             .unwrap_or(0)
@@ -290,8 +310,8 @@ fn _purge_expired_batch(tenant_id: Option<&str>, batch_size: Option<i32>) -> i64
     let batch = require_batch(batch_size, 1000);
     Spi::connect_mut(|client| {
         require_tenant(client, &tenant);
-        let retention = retention_json(client, &tenant);
-        let n = purge_batch(client, &tenant, &retention, batch);
+        let r = retention(client, &tenant);
+        let n = purge_batch(client, &tenant, &r, batch);
         if n > 0 {
             events::emit(client, &tenant, "memory.erased", "expired", None, json!({"reason": "expired", "memories": n}));
         }
