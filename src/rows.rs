@@ -191,6 +191,16 @@ pub fn lock(client: &SpiClient<'_>, key: &str) {
         .unwrap_or_else(|e| error!("memory_fabric: cannot take lock: {e}"));
 }
 
+/// The wall clock, read once, for writes that must share one instant.
+pub fn clock(client: &SpiClient<'_>) -> pgrx::datum::TimestampWithTimeZone {
+    client
+        .select("SELECT pg_catalog.clock_timestamp()", Some(1), &[])
+        .and_then(|t| t.first().get_one::<pgrx::datum::TimestampWithTimeZone>())
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| error!("memory_fabric: no clock"))
+}
+
 /// Checks a required, non-blank text argument (22023).
 pub fn require_text(name: &str, v: Option<&str>) -> String {
     match v {

@@ -14,7 +14,7 @@ py=$venv/bin/python
 
 # 2. The operator: a reviewer listening on memory_fabric approves the durable fact that an
 # operator-sourced capture puts in the human queue, as soon as its notification arrives.
-log=$(mktemp)
+log=${MF_EXAMPLE_BUILD:-$here/.build}/reviewer.log
 "$py" "$here/reviewer.py" "user=$MF_EXAMPLE_REVIEWER" --tenant acme --as op:ana --watch --decide approve --max 1 \
   --timeout 30 > "$log" 2>&1 & rpid=$!
 # wait until the reviewer is listening

@@ -93,8 +93,9 @@ pub fn registered_dimensions(client: &mut SpiClient<'_>, tenant: &str, model: &s
     }
 }
 
-/// Embeds text with the SQL function named by memory_fabric.embedding_function.
-pub fn embed_with_function(client: &SpiClient<'_>, func: &str, text: &str) -> (Vec<f32>, String) {
+/// The function named by memory_fabric.embedding_function, schema-qualified, and the model name
+/// its vectors are recorded under (memory_fabric.embedding_model, else that qualified name).
+pub fn embedding_function(client: &SpiClient<'_>, func: &str) -> (String, String) {
     let qualified: Option<String> = client
         .select(&*plan(client, EMBED_FN, &[TEXT], false), Some(1), &[func.into()])
         .and_then(|t| if t.is_empty() { Ok(None) } else { t.first().get_one::<String>() })
@@ -104,6 +105,12 @@ pub fn embed_with_function(client: &SpiClient<'_>, func: &str, text: &str) -> (V
             .detail("memory_fabric.embedding_function must name a function taking one text argument.")
             .hint("Create the function, or reset memory_fabric.embedding_function to use the built-in embedder."));
     };
+    let model = gucs::get(&gucs::EMBEDDING_MODEL).unwrap_or_else(|| qualified.clone());
+    (qualified, model)
+}
+
+/// Embeds text with a function resolved by embedding_function().
+pub fn embed_text(client: &SpiClient<'_>, qualified: &str, text: &str) -> Vec<f32> {
     let sql = format!("SELECT ({qualified}($1))::real[]");
     let v: Option<Vec<Option<f32>>> = client
         .select(sql.as_str(), Some(1), &[text.into()])
@@ -112,12 +119,15 @@ pub fn embed_with_function(client: &SpiClient<'_>, func: &str, text: &str) -> (V
     let Some(v) = v else {
         raise(Error::invalid(format!("embedding function {qualified} returned NULL")));
     };
-    let v: Vec<f32> = v
-        .into_iter()
+    v.into_iter()
         .map(|x| x.unwrap_or_else(|| raise(Error::invalid(format!("embedding function {qualified} returned a NULL element")))))
-        .collect();
-    let model = gucs::get(&gucs::EMBEDDING_MODEL).unwrap_or(qualified);
-    (v, model)
+        .collect()
+}
+
+/// Embeds text with the SQL function named by memory_fabric.embedding_function.
+pub fn embed_with_function(client: &SpiClient<'_>, func: &str, text: &str) -> (Vec<f32>, String) {
+    let (qualified, model) = embedding_function(client, func);
+    (embed_text(client, &qualified, text), model)
 }
 
 /// Internal: the body of memory_fabric.capture_memory(). Returns the new candidate's id.

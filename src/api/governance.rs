@@ -289,12 +289,7 @@ fn _forget_subject(tenant_id: Option<&str>, user_id: Option<&str>, reason: Optio
         rows::lock(client, &format!("subject:{tenant}:{subject}"));
         let by = caller_name(client);
         // One instant for the whole erasure, so its history reads in a stable order.
-        let at: TimestampWithTimeZone = client
-            .select("SELECT pg_catalog.clock_timestamp()", Some(1), &[])
-            .and_then(|t| t.first().get_one::<TimestampWithTimeZone>())
-            .ok()
-            .flatten()
-            .unwrap_or_else(|| error!("memory_fabric: no clock"));
+        let at = rows::clock(client);
         let cands = client
             .update(&*plan(client, ERASE_CANDIDATES, &[TEXT, TEXT, TIMESTAMPTZ], true), None, &[tenant.as_str().into(), subject.as_str().into(), at.into()])
             .unwrap_or_else(|e| error!("memory_fabric: cannot erase candidates: {e}"))
@@ -315,10 +310,7 @@ fn _forget_subject(tenant_id: Option<&str>, user_id: Option<&str>, reason: Optio
 #[pg_extern(volatile, parallel_unsafe)]
 fn _purge_expired(tenant_id: Option<&str>, batch_size: Option<i32>) -> i64 {
     let tenant = require_text("tenant_id", tenant_id);
-    let batch = batch_size.unwrap_or(1000);
-    if !(1..=100_000).contains(&batch) {
-        raise(Error::invalid("batch_size must be between 1 and 100000"));
-    }
+    let batch = crate::api::maintenance::require_batch(batch_size, 1000);
     Spi::connect_mut(|client| {
         require_tenant(client, &tenant);
         crate::api::maintenance::purge_all(client, &tenant, batch)

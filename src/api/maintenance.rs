@@ -8,7 +8,7 @@
 //! The batch functions are SECURITY DEFINER (the procedures run as their caller, since a
 //! procedure that commits cannot be), and check the caller's tenant grant and pin on each call.
 
-use crate::api::capture::{embed_with_function, registered_dimensions};
+use crate::api::capture::{embed_text, embedding_function, registered_dimensions};
 use crate::error::{raise, OrRaise};
 use crate::events;
 use crate::gucs;
@@ -22,28 +22,17 @@ use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
 use serde_json::json;
 
-const EMBED_FN_MODEL: &str = "SELECT quote_ident(n.nspname) || '.' || quote_ident(p.proname) \
-     FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace \
-     WHERE p.oid = pg_catalog.to_regprocedure($1 || '(text)')";
-
-/// The model capture gives a vector when the caller passes none: the one of
-/// memory_fabric.embedding_function (memory_fabric.embedding_model, or the function's qualified
-/// name), else the built-in embedder's.
-fn current_model(client: &SpiClient<'_>) -> String {
-    let Some(func) = gucs::get(&gucs::EMBEDDING_FUNCTION) else {
-        return embed::MODEL.to_owned();
-    };
-    if let Some(m) = gucs::get(&gucs::EMBEDDING_MODEL) {
-        return m;
+/// The model capture gives a vector when the caller passes none, and the function that makes it:
+/// memory_fabric.embedding_function's (resolved, see capture::embedding_function), else the
+/// built-in embedder's (None).
+fn current_embedder(client: &SpiClient<'_>) -> (String, Option<String>) {
+    match gucs::get(&gucs::EMBEDDING_FUNCTION) {
+        Some(func) => {
+            let (qualified, model) = embedding_function(client, &func);
+            (model, Some(qualified))
+        }
+        None => (embed::MODEL.to_owned(), None),
     }
-    client
-        .select(&*plan(client, EMBED_FN_MODEL, &[TEXT], false), Some(1), &[func.as_str().into()])
-        .ok()
-        .and_then(|t| if t.is_empty() { None } else { t.first().get_one::<String>().ok().flatten() })
-        .unwrap_or_else(|| {
-            raise(Error::invalid(format!("embedding function \"{func}\" does not exist"))
-                .detail("memory_fabric.embedding_function must name a function taking one text argument."))
-        })
 }
 
 /// The procedures commit after every batch, which they cannot do inside a transaction block:
@@ -56,7 +45,7 @@ fn require_no_transaction_block(procedure: &str) {
     }
 }
 
-fn require_batch(batch_size: Option<i32>, default: i32) -> i32 {
+pub fn require_batch(batch_size: Option<i32>, default: i32) -> i32 {
     let b = batch_size.unwrap_or(default);
     if !(1..=100_000).contains(&b) {
         raise(Error::invalid("batch_size must be between 1 and 100000").detail(format!("{b} was given.")));
@@ -79,7 +68,7 @@ fn _reembed_pending(
     require_batch(batch_size, 200);
     let (model, pending) = Spi::connect(|client| {
         require_tenant(client, &tenant);
-        let model = current_model(client);
+        let (model, _) = current_embedder(client);
         let pending = client
             .select(&*plan(client, REEMBED_PENDING, &[TEXT, TEXT], false), Some(1), &[tenant.as_str().into(), model.as_str().into()])
             .and_then(|t| t.first().get_one::<i64>())
@@ -126,13 +115,12 @@ fn _reembed_batch(tenant_id: Option<&str>, model: Option<&str>, batch_size: Opti
     let batch = require_batch(batch_size, 200);
     Spi::connect_mut(|client| {
         require_tenant(client, &tenant);
-        let now = current_model(client);
+        let (now, func) = current_embedder(client);
         if now != model {
             raise(Error::new(Kind::WrongState, format!("the embedder's model is {now}, not {model}"))
                 .detail("memory_fabric.embedding_function or memory_fabric.embedding_model changed during the run.")
                 .hint("Run memory_fabric.reembed_memories() again: it re-embeds with the embedder in use."));
         }
-        let func = gucs::get(&gucs::EMBEDDING_FUNCTION);
         let max_dims = policy::for_tenant(client, &tenant).policy.limits.embedding_max_dimensions;
         let models: Vec<String> = client
             .select(&*plan(client, REEMBED_MODELS, &[TEXT, TEXT], false), Some(1), &[tenant.as_str().into(), model.as_str().into()])
@@ -162,11 +150,8 @@ fn _reembed_batch(tenant_id: Option<&str>, model: Option<&str>, batch_size: Opti
         for (_, text, old) in &picked {
             pgrx::check_for_interrupts!();
             let v = match &func {
-                Some(f) => {
-                    let (v, m) = embed_with_function(client, f, text);
-                    if m != model {
-                        raise(Error::new(Kind::WrongState, format!("the embedder's model is {m}, not {model}")));
-                    }
+                Some(qualified) => {
+                    let v = embed_text(client, qualified, text);
                     check_embedding(&v, None, max_dims).or_raise();
                     let d = registered_dimensions(client, &tenant, &model, v.len() as i32);
                     check_embedding(&v, Some(d as usize), max_dims).or_raise();

@@ -101,12 +101,7 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
     let pm = new_id("pm");
     // One instant for the whole promotion: a superseded memory is retracted at the instant its
     // successor is promoted, so recall as of any instant sees exactly one of the two.
-    let now: pgrx::datum::TimestampWithTimeZone = client
-        .select("SELECT pg_catalog.clock_timestamp()", Some(1), &[])
-        .and_then(|t| t.first().get_one::<pgrx::datum::TimestampWithTimeZone>())
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| error!("memory_fabric: no clock"));
+    let now = rows::clock(client);
     let supersedes = (r.status == "contradicts" && r.resolution.as_deref() == Some("supersede"))
         .then(|| r.contradicts_id.clone())
         .flatten();

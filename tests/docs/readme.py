@@ -45,8 +45,8 @@ MARK = "@@memory_fabric_readme_statement@@"
 
 
 class Stmt:
-    def __init__(self, block, first_line):
-        self.block, self.first_line = block, first_line
+    def __init__(self, first_line):
+        self.first_line = first_line
         self.sql: list[str] = []
         self.out: list[str] | None = None  # the shown output, None when there is none
         self.out_span: tuple[int, int] | None = None  # README line range of the shown output
@@ -79,7 +79,7 @@ def parse(lines):
                 i += 1
                 continue
             if cur is None:
-                cur = Stmt(len(blocks) + 1, i + 1)
+                cur = Stmt(i + 1)
                 last_done = None
             cur.sql.append(line)
             dollars += len(re.findall(r"\$[A-Za-z_]*\$", line))
