@@ -89,6 +89,7 @@ pub fn prepare_capture(input: &CaptureInput<'_>, policy: &Policy, redactor: &Red
     let idmax = lim.identifier_max_bytes;
 
     check_identifier("tenant_id", input.tenant_id, true, idmax)?;
+    crate::args::tenant_id(input.tenant_id)?;
     if input.tenant_id == Some("*") {
         return Err(Error::invalid("tenant_id \"*\" is reserved")
             .detail("\"*\" names the default policy, not a tenant."));

@@ -1,6 +1,7 @@
 //! The Postgres-free core of memory_fabric: validation, redaction, the built-in embedder,
 //! hashing and ids. Unit-tested in microseconds with `cargo test -p memory_fabric_core`.
 
+pub mod args;
 pub mod assertion;
 pub mod calibrate;
 pub mod capture;
