@@ -1,4 +1,6 @@
--- Runs last in the extension script, after the Rust functions exist.
+-- Runs last in the extension script, after the Rust functions exist. Names are resolved under
+-- pg_catalog alone again, as in schema.sql.
+SET LOCAL search_path = pg_catalog, pg_temp;
 
 -- The built-in default policy; its body comes from the Rust core (one source of defaults).
 INSERT INTO memory_fabric.policies (tenant_id, version, body, created_by, note)
@@ -7,6 +9,7 @@ VALUES ('*', 1, memory_fabric._default_policy(), 'memory_fabric', 'built-in defa
 -- capture_memory: the public capture function (SPEC §3). A thin PL/pgSQL shell so it can take
 -- pgvector's type and return the stored row; validation, redaction, hashing, embedding and the
 -- insert happen in memory_fabric._capture (Rust), and nothing is written if any check fails.
+DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
 CREATE FUNCTION memory_fabric.capture_memory(
     tenant_id       text,
     text            text,
@@ -21,13 +24,13 @@ CREATE FUNCTION memory_fabric.capture_memory(
     write_class     text             DEFAULT NULL,
     confidence      double precision DEFAULT NULL,
     actor           text             DEFAULT NULL,
-    embedding       vector           DEFAULT NULL,
+    embedding       @pgvector@.vector DEFAULT NULL,
     embedding_model text             DEFAULT NULL,
     supersedes      text             DEFAULT NULL,
     metadata        jsonb            DEFAULT '{}'
 ) RETURNS memory_fabric.candidates
 LANGUAGE plpgsql VOLATILE
-AS $$
+AS $body$
 #variable_conflict use_variable
 DECLARE
     v_id  text;
@@ -43,7 +46,8 @@ BEGIN
     SELECT * INTO STRICT v_row FROM memory_fabric.candidates AS c WHERE c.id = v_id;
     RETURN v_row;
 END
-$$;
+$body$
+$ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
 COMMENT ON FUNCTION memory_fabric.capture_memory IS
     'Capture anything into the append-only candidates log: validated, redacted, hashed, embedded';
 
@@ -170,8 +174,7 @@ COMMENT ON VIEW memory_fabric.review_queue IS 'Candidates waiting for a human ap
 -- recall without a query reads a few index entries whatever the size of the scope.
 DO $install$
 DECLARE
-    vs  text := (SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e
-                 JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector');
+    vs  text := memory_fabric._pgvector_schema();
     flt text := $flt$
           AND (m.intent_scope IS NULL OR m.intent_scope = recall.intent_id)
           AND m.promoted_at <= t
@@ -427,9 +430,7 @@ $$;
 -- extension owner's rights. Each checks on entry that the calling role may act for the tenant
 -- (grant + pin, memory_fabric/src/security.rs); search_path is pinned so nothing a caller plants
 -- in a schema can stand in for a built-in, and every body names its objects with their schema.
-ALTER FUNCTION memory_fabric.capture_memory(text, text, text, text, text, text, jsonb, text, text, jsonb, text,
-                                            double precision, text, vector, text, text, jsonb)
-    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+ALTER FUNCTION memory_fabric.capture_memory SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 ALTER FUNCTION memory_fabric.review_candidate(text) SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 ALTER FUNCTION memory_fabric.promote(text, text) SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 ALTER FUNCTION memory_fabric.approve(text, text, text) SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
@@ -440,15 +441,8 @@ ALTER FUNCTION memory_fabric.retract(text, text, text) SECURITY DEFINER SET sear
 ALTER FUNCTION memory_fabric.grant_tenant(text, text) SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 ALTER FUNCTION memory_fabric.revoke_tenant(text, text) SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 -- recall reads across the tables to assemble one tenant's rows after the same entry check.
-DO $$
-BEGIN
-    EXECUTE format('ALTER FUNCTION memory_fabric.recall(text, text, text, integer, text[], text, %s.vector, timestamptz, text) '
-                   'SECURITY DEFINER SET search_path = pg_catalog, pg_temp',
-                   (SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e
-                    JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'));
-END
-$$;
--- _pin_allowed is SECURITY DEFINER (declared in Rust) because the row-level security policies,
+ALTER FUNCTION memory_fabric.recall SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+-- _visible_tenant is SECURITY DEFINER (declared in Rust) because the row-level security policies,
 -- which run as the querying role, must read tenant_grants, which that role cannot.
 -- Every other function runs as its caller: the internal ones are reached only through the
 -- functions above (or by superusers), and the trigger functions only raise.
@@ -469,9 +463,7 @@ REVOKE ALL ON ALL FUNCTIONS IN SCHEMA memory_fabric FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA memory_fabric FROM PUBLIC;
 GRANT USAGE ON SCHEMA memory_fabric TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 -- agent: capture, review and promote what needs no human, recall.
-GRANT EXECUTE ON FUNCTION
-    memory_fabric.capture_memory(text, text, text, text, text, text, jsonb, text, text, jsonb, text,
-                                 double precision, text, vector, text, text, jsonb),
+GRANT EXECUTE ON FUNCTION memory_fabric.capture_memory,
     memory_fabric.review_candidate(text), memory_fabric.promote(text, text)
     TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 -- reviewer: the queue and its decisions.
@@ -488,15 +480,8 @@ GRANT EXECUTE ON FUNCTION memory_fabric.retract(text, text, text), memory_fabric
 GRANT SELECT ON ALL TABLES IN SCHEMA memory_fabric TO memory_fabric_admin;
 -- The policies below call it as whichever role queries a table, so every role may: it only
 -- answers whether the caller itself may read the pinned tenant.
-GRANT EXECUTE ON FUNCTION memory_fabric._pin_allowed() TO PUBLIC;
-DO $$
-BEGIN
-    EXECUTE format('GRANT EXECUTE ON FUNCTION memory_fabric.recall(text, text, text, integer, text[], text, %s.vector, '
-                   'timestamptz, text) TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin',
-                   (SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e
-                    JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'));
-END
-$$;
+GRANT EXECUTE ON FUNCTION memory_fabric._visible_tenant() TO PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric.recall TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 
 -- The role that installed the extension administers its data (dump and restore, as a
 -- non-superuser owner too): every privilege on the tables and a policy that lets it see and
@@ -506,7 +491,9 @@ GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA memory_fabric TO @extowner@;
 
 -- Row-level security, enabled and forced on every table. For everyone else only SELECT has a
 -- policy: rows of the pinned tenant, to a role granted that tenant. No pin, an empty pin or no
--- grant: nothing. With no INSERT/UPDATE/DELETE policy, even a role mistakenly granted those
+-- grant: nothing. The tenant is memory_fabric._visible_tenant(): the pin as the statement first
+-- found it, checked against the grant for that same value, so a pin changed inside the statement
+-- (set_config in a subquery) shows nothing more. With no INSERT/UPDATE/DELETE policy, even a role mistakenly granted those
 -- privileges cannot write.
 DO $$
 DECLARE
@@ -518,8 +505,7 @@ BEGIN
         EXECUTE format('ALTER TABLE memory_fabric.%I FORCE ROW LEVEL SECURITY', t);
         EXECUTE format('CREATE POLICY tenant_read ON memory_fabric.%I FOR SELECT USING (%s)', t,
             CASE WHEN t = 'policies' THEN 'tenant_id = ''*'' OR ' ELSE '' END ||
-            'tenant_id = pg_catalog.current_setting(''memory_fabric.tenant_id'', true) '
-            'AND (SELECT memory_fabric._pin_allowed())');
+            'tenant_id = (SELECT memory_fabric._visible_tenant())');
     END LOOP;
 END
 $$;
@@ -783,9 +769,7 @@ BEGIN
         'memory_fabric.revoke_consent(text, text)', 'memory_fabric.set_policy(text, jsonb, text)',
         'memory_fabric.forget_subject(text, text, text)', 'memory_fabric.purge_expired(text, integer)',
         'memory_fabric.explain_recall(text, text, text, text, text[], timestamptz)', 'memory_fabric.memory_history(text)',
-        format('memory_fabric.recall(text, text, text, integer, text[], text, %s.vector, timestamptz, text)',
-               (SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e
-                JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'))] LOOP
+        'memory_fabric.recall'] LOOP
         EXECUTE format('ALTER FUNCTION %s SECURITY DEFINER SET search_path = pg_catalog, pg_temp', f);
     END LOOP;
     FOR f IN SELECT p.oid::regprocedure::text FROM pg_catalog.pg_proc p
@@ -796,7 +780,7 @@ BEGIN
 END
 $$;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA memory_fabric FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric._pin_allowed() TO PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric._visible_tenant() TO PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.explain_recall(text, text, text, text, text[], timestamptz),
     memory_fabric.memory_history(text)
     TO memory_fabric_reviewer, memory_fabric_admin;
@@ -813,7 +797,7 @@ GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA memory_fabric TO @extowner@;
 ALTER TABLE memory_fabric.recall_log ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memory_fabric.recall_log FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_read ON memory_fabric.recall_log FOR SELECT
-    USING (tenant_id = pg_catalog.current_setting('memory_fabric.tenant_id', true) AND (SELECT memory_fabric._pin_allowed()));
+    USING (tenant_id = (SELECT memory_fabric._visible_tenant()));
 CREATE POLICY owner_all ON memory_fabric.recall_log FOR ALL TO @extowner@ USING (true) WITH CHECK (true);
 -- END upgrade 0.3.0
 
@@ -821,14 +805,8 @@ CREATE POLICY owner_all ON memory_fabric.recall_log FOR ALL TO @extowner@ USING 
 -- 0.4.0 replaced recall; CREATE OR REPLACE resets SECURITY DEFINER and SET, so they are set again.
 -- Its statements are planned once per session (generic plans): with custom plans, PostgreSQL
 -- kept re-planning the final query on every call (1.6 ms instead of 2.95 ms p50 on 1M memories).
-DO $$
-BEGIN
-    EXECUTE format('ALTER FUNCTION memory_fabric.recall(text, text, text, integer, text[], text, %s.vector, timestamptz, text) '
-                   'SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan',
-                   (SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e
-                    JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'));
-END
-$$;
+ALTER FUNCTION memory_fabric.recall
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan;
 -- END upgrade 0.4.0
 
 -- BEGIN upgrade 0.6.0
@@ -919,3 +897,21 @@ GRANT EXECUTE ON FUNCTION memory_fabric._reembed_pending(text, integer), memory_
 GRANT EXECUTE ON PROCEDURE memory_fabric.reembed_memories(text, integer), memory_fabric.purge_expired_memories(text, integer)
     TO @extowner@;
 -- END upgrade 0.6.0
+
+-- 0.7.0: the locks the pipeline serialises on (src/rows.rs, lock()): one row per key's hash,
+-- row-locked until the transaction ends. Created after every GRANT ... ON ALL TABLES above: no
+-- role but the owner of the extension's functions can read, write or lock it, so a role without
+-- rights on a tenant can neither take a tenant's lock first nor learn its key.
+CREATE TABLE memory_fabric.locks (key bigint PRIMARY KEY);
+COMMENT ON TABLE memory_fabric.locks IS 'Keys the pipeline serialises on, as row locks; no role reads or locks them';
+ALTER TABLE memory_fabric.locks ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memory_fabric.locks FORCE ROW LEVEL SECURITY;
+REVOKE ALL ON memory_fabric.locks FROM PUBLIC;
+
+-- 0.7.0: policy versions are numbered from a sequence across all tenants, so that one tenant's
+-- set_policy() never waits for another's (it locks its own tenant only).
+CREATE SEQUENCE memory_fabric.policy_versions AS integer START 2;
+REVOKE ALL ON SEQUENCE memory_fabric.policy_versions FROM PUBLIC;
+-- the extension's owner dumps and restores its value with the data
+GRANT SELECT, UPDATE ON SEQUENCE memory_fabric.policy_versions TO @extowner@;
+SELECT pg_catalog.pg_extension_config_dump('memory_fabric.policy_versions', '');

@@ -1,5 +1,28 @@
 -- memory_fabric schema: tables, constraints, indexes and the append-only guards.
 -- Runs first in the extension script (bootstrap); everything lives in schema memory_fabric.
+
+-- The script runs as a superuser, also when a database owner installs this trusted extension,
+-- and PostgreSQL runs it under search_path = memory_fabric, <pgvector's schema>: schemas a
+-- database owner can create objects in before installing. So every name in the script is
+-- resolved under pg_catalog alone (pg_temp last: never for functions and operators), and
+-- everything of ours or of pgvector is named with its schema. An object planted in public can
+-- then never be called, or bound into a view or a default, by the script. The one exception is
+-- the part pgrx generates between this file and finalize.sql: CREATE FUNCTION statements that
+-- name their functions without a schema and so need search_path = memory_fabric, pg_catalog.
+-- They name types only, and the end of this file makes sure that memory_fabric holds nothing
+-- but what this script created before they run.
+-- The few statements that name pgvector's type or operator class write its schema @pgvector@
+-- and run with it replaced by memory_fabric._pgvector_schema().
+SET LOCAL search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION memory_fabric._pgvector_schema() RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+    JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'
+$$;
+COMMENT ON FUNCTION memory_fabric._pgvector_schema() IS 'The schema pgvector is installed in, quoted';
 -- Ids are readable text with a prefix (mc_ candidate, rv_ review, dc_ decision,
 -- pm_ promoted memory, cns_ consent, ev_ event).
 
@@ -20,6 +43,7 @@ COMMENT ON TABLE memory_fabric.policies IS
     'Per-tenant policy versions (append-only); tenant ''*'' holds the default';
 
 -- Every capture, as it was written (after redaction). Append-only.
+DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
 CREATE TABLE memory_fabric.candidates (
     id              text        PRIMARY KEY CHECK (id LIKE 'mc\_%'),
     tenant_id       text        NOT NULL CHECK (tenant_id <> '' AND tenant_id <> '*'),
@@ -37,7 +61,7 @@ CREATE TABLE memory_fabric.candidates (
     confidence      double precision CHECK (confidence >= 0 AND confidence <= 1),
     actor           text,
     -- NULL only after governed erasure replaced the content with a tombstone.
-    embedding       vector,
+    embedding       @pgvector@.vector,
     embedding_model text        NOT NULL,
     content_hash    text        NOT NULL CHECK (content_hash ~ '^[0-9a-f]{64}$'),
     supersedes      text        CHECK (supersedes LIKE 'mc\_%' OR supersedes LIKE 'pm\_%'),
@@ -47,7 +71,8 @@ CREATE TABLE memory_fabric.candidates (
     policy_version  integer     NOT NULL,
     CHECK ((entity IS NULL) = (predicate IS NULL)),
     CHECK (value IS NULL OR predicate IS NOT NULL)
-);
+)
+$ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
 COMMENT ON TABLE memory_fabric.candidates IS
     'Every capture, redacted before write; append-only';
 CREATE INDEX candidates_tenant_captured ON memory_fabric.candidates (tenant_id, captured_at);
@@ -142,6 +167,7 @@ COMMENT ON TABLE memory_fabric.consents IS
 CREATE INDEX consents_subject ON memory_fabric.consents (tenant_id, subject, purpose);
 
 -- The table recall reads. promote() is the only way in.
+DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
 CREATE TABLE memory_fabric.promoted_memory (
     id                text        PRIMARY KEY CHECK (id LIKE 'pm\_%'),
     candidate_id      text        NOT NULL UNIQUE REFERENCES memory_fabric.candidates (id),
@@ -160,7 +186,7 @@ CREATE TABLE memory_fabric.promoted_memory (
     value             jsonb,
     write_class       text,
     confidence        double precision,
-    embedding         vector,
+    embedding         @pgvector@.vector,
     embedding_model   text        NOT NULL,
     content_hash      text        NOT NULL,
     consent_id        text        REFERENCES memory_fabric.consents (id),
@@ -176,7 +202,8 @@ CREATE TABLE memory_fabric.promoted_memory (
     retracted_by      text,
     retraction_reason text,
     CHECK (retracted_at IS NULL OR (retracted_by IS NOT NULL AND retraction_reason IS NOT NULL))
-);
+)
+$ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
 COMMENT ON TABLE memory_fabric.promoted_memory IS
     'Promoted memories, the only table recall reads; append-only except write-once retraction columns';
 -- Recall: scope first, then order by priority and recency.
@@ -191,9 +218,11 @@ CREATE INDEX promoted_hash ON memory_fabric.promoted_memory (tenant_id, content_
 CREATE INDEX promoted_fact ON memory_fabric.promoted_memory (tenant_id, entity, predicate)
     WHERE entity IS NOT NULL;
 -- Nearest-neighbour search for the built-in embedder's vectors.
+DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
 CREATE INDEX promoted_builtin_hnsw ON memory_fabric.promoted_memory
-    USING hnsw ((embedding::vector(384)) vector_cosine_ops)
-    WHERE embedding_model = 'memory_fabric/hash-384-v1';
+    USING hnsw ((embedding::@pgvector@.vector(384)) @pgvector@.vector_cosine_ops)
+    WHERE embedding_model = 'memory_fabric/hash-384-v1'
+$ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
 
 -- Which roles may act for which tenants ('*': every tenant). Revocation is write-once, so the
 -- history of who could see what is kept.
@@ -428,8 +457,7 @@ CREATE INDEX promoted_scope ON memory_fabric.promoted_memory (tenant_id, user_id
 -- rest, and both readers visit both.
 DO $install$
 DECLARE
-    vs text := (SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e
-                JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector');
+    vs text := memory_fabric._pgvector_schema();
 BEGIN
     EXECUTE format($fn$
 CREATE FUNCTION memory_fabric._scope_fits(tenant_id text, user_id text, intent_scope text, embedding_model text,
@@ -463,3 +491,35 @@ CREATE INDEX promoted_scope_wide ON memory_fabric.promoted_memory (tenant_id, us
 CREATE INDEX promoted_model ON memory_fabric.promoted_memory (tenant_id, embedding_model, id)
     WHERE erased_at IS NULL AND embedding IS NOT NULL;
 -- END upgrade 0.6.0
+
+-- The part pgrx generates next creates our functions in the first schema of search_path, and
+-- resolves their argument and result types there first. memory_fabric may have existed before
+-- CREATE EXTENSION (a restore creates it; so can a database owner, who then owns it): it must
+-- hold nothing this transaction did not create, or a type planted there could stand in for one
+-- of pg_catalog's.
+DO $$
+DECLARE
+    ns  oid := 'memory_fabric'::regnamespace;
+    bad text;
+BEGIN
+    SELECT string_agg(o, ', ') INTO bad FROM (
+        SELECT p.oid::regprocedure::text AS o FROM pg_proc p
+        WHERE p.pronamespace = ns AND p.xmin::text::bigint <> pg_current_xact_id()::text::bigint
+        UNION ALL SELECT t.oid::regtype::text FROM pg_type t
+        WHERE t.typnamespace = ns AND t.xmin::text::bigint <> pg_current_xact_id()::text::bigint
+        UNION ALL SELECT c.oid::regclass::text FROM pg_class c
+        WHERE c.relnamespace = ns AND c.xmin::text::bigint <> pg_current_xact_id()::text::bigint
+        UNION ALL SELECT o.oid::regoperator::text FROM pg_operator o
+        WHERE o.oprnamespace = ns AND o.xmin::text::bigint <> pg_current_xact_id()::text::bigint
+        UNION ALL SELECT k.collname::text FROM pg_collation k
+        WHERE k.collnamespace = ns AND k.xmin::text::bigint <> pg_current_xact_id()::text::bigint
+        LIMIT 5) x;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'schema "memory_fabric" already holds objects memory_fabric did not create'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = format('Found: %s.', bad),
+                  HINT = 'Install into an empty memory_fabric schema: drop or move those objects first.';
+    END IF;
+END
+$$;
+SET LOCAL search_path = memory_fabric, pg_catalog, pg_temp;

@@ -92,3 +92,8 @@ pub fn get(setting: &GucSetting<Option<CString>>) -> Option<String> {
         .map(|s| s.trim().to_owned())
         .filter(|s| !s.is_empty())
 }
+
+/// A string setting's value exactly as set, with the empty string read as unset.
+pub fn get_exact(setting: &GucSetting<Option<CString>>) -> Option<String> {
+    setting.get().and_then(|c| c.into_string().ok()).filter(|s| !s.is_empty())
+}

@@ -174,21 +174,38 @@ pub fn require_writable() {
     }
 }
 
-/// Takes a transaction-level advisory lock on a key, serialising concurrent pipeline steps on
-/// the same candidate, memory or scope.
+/// Takes a lock on a key until the transaction ends, serialising concurrent pipeline steps on
+/// the same candidate, memory, scope, subject, consent or policy.
+///
+/// The lock is a row lock on memory_fabric.locks, which no role but the extension's functions
+/// can read or write: a role without rights on a tenant can neither take it first nor see its
+/// key (advisory locks, which any role can take and pg_locks shows to everyone, could stall a
+/// tenant). The row is the key's hash; two keys that share a hash only serialise more.
 ///
 /// SPI runs statements read-only, reusing the caller's snapshot, until the transaction has an
 /// id. Every step that locks is about to write, so it takes the id first: each later statement
 /// then gets a fresh snapshot (READ COMMITTED) and sees what committed while we waited.
-pub fn lock(client: &SpiClient<'_>, key: &str) {
-    require_writable();
+pub fn lock(client: &mut SpiClient<'_>, key: &str) {
+    let p = plan(
+        client,
+        "INSERT INTO memory_fabric.locks AS l (key) VALUES (pg_catalog.hashtextextended($1, 0)) \
+         ON CONFLICT (key) DO UPDATE SET key = excluded.key WHERE false",
+        &[TEXT],
+        true,
+    );
     unsafe {
         pg_sys::GetCurrentTransactionId();
     }
-    let p = plan(client, "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended($1, 7431))", &[TEXT], false);
+    // ON CONFLICT DO UPDATE locks the existing row even when its WHERE is false, and a row that
+    // another transaction is inserting makes this one wait for it: either way, one holder.
     client
-        .select(&*p, None, &[key.into()])
+        .update(&*p, None, &[key.into()])
         .unwrap_or_else(|e| error!("memory_fabric: cannot take lock: {e}"));
+}
+
+/// Checks a tenant id argument (22023 / 54000, see memory_fabric_core::args::tenant_id).
+pub fn require_tenant_id(v: Option<&str>) -> String {
+    memory_fabric_core::args::tenant_id(v).unwrap_or_else(|e| raise(e)).to_owned()
 }
 
 /// The wall clock, read once, for writes that must share one instant.

@@ -53,52 +53,36 @@ pub fn caller_name(client: &SpiClient<'_>) -> String {
         .unwrap_or_else(|| "?".into())
 }
 
-/// The pinned tenant, if any (unset and empty both mean none).
+/// The pinned tenant exactly as set, if any (unset and empty both mean none). Never trimmed:
+/// the grant check, row-level security and the rows compare the same bytes.
 pub fn pin() -> Option<String> {
-    gucs::get(&gucs::TENANT_ID)
+    gucs::get_exact(&gucs::TENANT_ID)
 }
 
-const HAS_GRANT: &str = "SELECT EXISTS (SELECT 1 FROM memory_fabric.tenant_grants g \
-     JOIN pg_catalog.pg_roles r ON r.rolname = g.role_name \
-     WHERE g.revoked_at IS NULL AND (g.tenant_id = $1 OR g.tenant_id = '*') \
-       AND pg_catalog.pg_has_role($2, r.oid, 'USAGE'))";
+/// (is the caller the extension's owner, does it hold a live grant for the tenant or for '*')
+const ACCESS: &str = "SELECT coalesce((SELECT e.extowner = $2 FROM pg_catalog.pg_extension e WHERE e.extname = 'memory_fabric'), false), \
+     EXISTS (SELECT 1 FROM memory_fabric.tenant_grants g JOIN pg_catalog.pg_roles r ON r.rolname = g.role_name \
+             WHERE g.revoked_at IS NULL AND (g.tenant_id = $1 OR g.tenant_id = '*') \
+               AND pg_catalog.pg_has_role($2, r.oid, 'USAGE'))";
 
-fn has_grant(client: &SpiClient<'_>, tenant: &str) -> bool {
-    let p = plan(client, HAS_GRANT, &[TEXT, pgrx::pg_sys::PgOid::BuiltIn(pgrx::pg_sys::BuiltinOid::OIDOID)], false);
-    client
+fn access(client: &SpiClient<'_>, tenant: &str) -> (bool, bool) {
+    let p = plan(client, ACCESS, &[TEXT, pgrx::pg_sys::PgOid::BuiltIn(pgrx::pg_sys::BuiltinOid::OIDOID)], false);
+    let (owner, granted) = client
         .select(&*p, Some(1), &[tenant.into(), caller().into()])
-        .and_then(|t| t.first().get_one::<bool>())
-        .unwrap_or_else(|e| error!("memory_fabric: cannot read tenant grants: {e}"))
-        .unwrap_or(false)
+        .and_then(|t| t.first().get_two::<bool, bool>())
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read tenant grants: {e}"));
+    (owner == Some(true), granted == Some(true))
 }
 
 fn denied(message: String) -> Error {
     Error::new(Kind::Privilege, message)
 }
 
-const ACCESS: &str = "SELECT (SELECT e.extowner = $2 FROM pg_catalog.pg_extension e WHERE e.extname = 'memory_fabric'), \
-     EXISTS (SELECT 1 FROM memory_fabric.tenant_grants g JOIN pg_catalog.pg_roles r ON r.rolname = g.role_name \
-             WHERE g.revoked_at IS NULL AND (g.tenant_id = $1 OR g.tenant_id = '*') \
-               AND pg_catalog.pg_has_role($2, r.oid, 'USAGE'))";
-
-/// Refuses (42501) unless the caller may act for `tenant` now. One query: is the caller the
-/// extension's owner, and does it hold a live grant for the tenant.
-pub fn require_tenant(client: &SpiClient<'_>, tenant: &str) {
-    if caller_is_superuser() {
-        return;
-    }
-    let p = plan(client, ACCESS, &[TEXT, pgrx::pg_sys::PgOid::BuiltIn(pgrx::pg_sys::BuiltinOid::OIDOID)], false);
-    let (owner, granted) = client
-        .select(&*p, Some(1), &[tenant.into(), caller().into()])
-        .and_then(|t| t.first().get_two::<bool, bool>())
-        .unwrap_or_else(|e| error!("memory_fabric: cannot read tenant grants: {e}"));
-    if owner == Some(true) {
-        return;
-    }
-    let who = || caller_name(client);
+/// Refuses (42501) unless the transaction is pinned to `tenant`.
+fn require_pin(client: &SpiClient<'_>, tenant: &str) {
     match pin() {
         None => raise(
-            denied(format!("memory_fabric.tenant_id is not set for role \"{}\"", who()))
+            denied(format!("memory_fabric.tenant_id is not set for role \"{}\"", caller_name(client)))
                 .detail(format!("Acting for tenant \"{tenant}\" needs the transaction pinned to it."))
                 .hint(format!(
                     "Run SET LOCAL memory_fabric.tenant_id = '{}' in the transaction first (or SET it for the session, before a CALL of a procedure that commits).",
@@ -111,29 +95,81 @@ pub fn require_tenant(client: &SpiClient<'_>, tenant: &str) {
         ),
         _ => {}
     }
-    if granted != Some(true) {
+}
+
+/// Refuses (42501) unless the caller may act for `tenant`, a tenant the caller named itself.
+pub fn require_tenant(client: &SpiClient<'_>, tenant: &str) {
+    if caller_is_superuser() {
+        return;
+    }
+    let (owner, granted) = access(client, tenant);
+    if owner {
+        return;
+    }
+    require_pin(client, tenant);
+    if !granted {
         raise(
-            denied(format!("role \"{}\" has no access to tenant \"{tenant}\"", who()))
+            denied(format!("role \"{}\" has no access to tenant \"{tenant}\"", caller_name(client)))
                 .hint("An admin can grant it with memory_fabric.grant_tenant()."),
         );
     }
 }
 
-/// Internal: the tenant check, for the SQL functions (recall).
+/// Internal: the tenant check, for the SQL functions (explain_recall, memory_history).
 #[pg_extern(volatile, parallel_unsafe)]
 fn _require_tenant(tenant_id: Option<&str>) {
-    let t = require_text("tenant_id", tenant_id);
+    let t = crate::rows::require_tenant_id(tenant_id);
     Spi::connect(|client| require_tenant(client, &t));
 }
 
-/// Internal, for row-level security: may the querying role read the pinned tenant's rows?
-/// Takes no row argument, so a policy evaluates it once per query (as an InitPlan).
-#[pg_extern(stable, parallel_safe, security_definer)]
-fn _pin_allowed() -> bool {
-    match pin() {
-        None => false,
-        Some(t) => Spi::connect(|client| caller_is_administrator(client) || has_grant(client, &t)),
+thread_local! {
+    // The statement _visible_tenant() last answered, and its answer.
+    static VISIBLE: std::cell::RefCell<Option<((u32, i64, pg_sys::Oid), Option<String>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The statement being run: its local transaction and its start. Every query of one top-level
+/// statement (its subqueries, and the functions it calls) shares it.
+fn statement() -> (u32, i64) {
+    unsafe {
+        #[cfg(any(feature = "pg13", feature = "pg14", feature = "pg15", feature = "pg16"))]
+        let lxid = (*pg_sys::MyProc).lxid;
+        #[cfg(not(any(feature = "pg13", feature = "pg14", feature = "pg15", feature = "pg16")))]
+        let lxid = (*pg_sys::MyProc).vxid.lxid;
+        (lxid, pg_sys::GetCurrentStatementStartTimestamp())
     }
+}
+
+/// Internal, for row-level security: the one tenant whose rows the querying role may read in
+/// this statement, or NULL. It is the pin as the statement first found it, and only when the
+/// caller holds that same tenant (or administers the extension): setting the pin again later in
+/// the statement (set_config in a subquery) changes nothing until the next statement.
+#[pg_extern(stable, parallel_safe, security_definer)]
+fn _visible_tenant() -> Option<String> {
+    let key = {
+        let (lxid, at) = statement();
+        (lxid, at, caller())
+    };
+    if let Some(v) = VISIBLE.with(|m| m.borrow().as_ref().filter(|(k, _)| *k == key).map(|(_, v)| v.clone())) {
+        return v;
+    }
+    let v = pin().filter(|t| {
+        caller_is_superuser()
+            || Spi::connect(|client| {
+                let (owner, granted) = access(client, t);
+                owner || granted
+            })
+    });
+    VISIBLE.with(|m| *m.borrow_mut() = Some((key, v.clone())));
+    v
+}
+
+/// The C symbol of 0.6.0 and earlier, whose row-level security policies call it until
+/// ALTER EXTENSION UPDATE replaces them: whether the caller may read the pinned tenant. No
+/// 0.7.0 object uses it (its SQL function is dropped by the update).
+#[pg_extern(sql = false, stable, parallel_safe, security_definer)]
+fn _pin_allowed() -> bool {
+    _visible_tenant().is_some()
 }
 
 const ACTIVE: &str = "SELECT id FROM memory_fabric.tenant_grants WHERE role_name = $1 AND tenant_id = $2 \
@@ -171,7 +207,7 @@ fn active_grant(client: &SpiClient<'_>, role: &str, tenant: &str) -> Option<Stri
 /// serialising on the (role, tenant) pair and checking the caller may grant that tenant.
 fn with_grant_target(role: Option<&str>, tenant_id: Option<&str>, f: impl FnOnce(&mut SpiClient<'_>, String, String) -> String) -> String {
     let role = require_text("role", role);
-    let tenant = require_text("tenant_id", tenant_id);
+    let tenant = crate::rows::require_tenant_id(tenant_id);
     Spi::connect_mut(|client| {
         crate::rows::lock(client, &format!("grant:{role}:{tenant}"));
         let role = role_name(client, &role);

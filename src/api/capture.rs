@@ -184,6 +184,8 @@ fn _capture(
 
     Spi::connect_mut(|client| {
         if let Some(t) = tenant_id {
+            // one spelling per tenant (22023), before the grant check names it
+            crate::rows::require_tenant_id(Some(t));
             crate::security::require_tenant(client, t);
         }
         if write_class == Some("correction") {

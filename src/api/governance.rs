@@ -97,7 +97,7 @@ fn _record_consent(
     auditor_id: Option<&str>,
     supersedes: Option<&str>,
 ) -> String {
-    let tenant = require_text("tenant_id", tenant_id);
+    let tenant = crate::rows::require_tenant_id(tenant_id);
     let subject = require_text("subject", subject);
     let purpose = require_text("purpose", purpose);
     let basis = require_text("basis", basis);
@@ -216,7 +216,10 @@ fn _revoke_consent(consent_id: Option<&str>, reason: Option<&str>) -> String {
     })
 }
 
-const POLICY_NEXT: &str = "SELECT coalesce(max(version), 0) + 1 FROM memory_fabric.policies";
+// From the sequence; past the newest version if rows were written around set_policy() (a
+// restore, the owner's own INSERT), which the unique version then keeps apart.
+const POLICY_NEXT: &str = "SELECT GREATEST(pg_catalog.nextval('memory_fabric.policy_versions'), \
+     (SELECT pg_catalog.max(version) + 1 FROM memory_fabric.policies))::integer";
 const POLICY_INSERT: &str = "INSERT INTO memory_fabric.policies (tenant_id, version, body, created_by, note) \
      VALUES ($1, $2, $3::jsonb, $4, $5)";
 const POLICY_BODY: &str = "SELECT body::text FROM memory_fabric.policies WHERE version = $1";
@@ -225,7 +228,7 @@ const POLICY_BODY: &str = "SELECT body::text FROM memory_fabric.policies WHERE v
 /// patch merged in, validated (and its redaction rules compiled) before it is written.
 #[pg_extern(volatile, parallel_unsafe)]
 fn _set_policy(tenant_id: Option<&str>, patch: Option<&str>, note: Option<&str>) -> i32 {
-    let tenant = require_text("tenant_id", tenant_id);
+    let tenant = crate::rows::require_tenant_id(tenant_id);
     let patch: serde_json::Value = serde_json::from_str(patch.unwrap_or("null"))
         .unwrap_or_else(|_| raise(Error::invalid("patch is not valid JSON")));
     if !patch.is_object() {
@@ -236,7 +239,9 @@ fn _set_policy(tenant_id: Option<&str>, patch: Option<&str>, note: Option<&str>)
             raise(Error::new(Kind::Privilege, "only a superuser or the extension's owner can change the default policy ('*')"));
         }
         require_tenant(client, &tenant);
-        rows::lock(client, "policies");
+        // One change at a time per tenant: versions come from a sequence, so tenants never wait
+        // for each other.
+        rows::lock(client, &format!("policies:{tenant}"));
         let current = policy::for_tenant(client, &tenant);
         let mut body: serde_json::Value = client
             .select(&*plan(client, POLICY_BODY, &[INT4], false), Some(1), &[current.version.into()])
@@ -251,9 +256,8 @@ fn _set_policy(tenant_id: Option<&str>, patch: Option<&str>, note: Option<&str>)
         let version: i32 = client
             .select(POLICY_NEXT, Some(1), &[])
             .and_then(|t| t.first().get_one::<i32>())
-            .ok()
-            .flatten()
-            .unwrap_or(1);
+            .unwrap_or_else(|e| error!("memory_fabric: cannot number the policy version: {e}"))
+            .unwrap_or_else(|| error!("memory_fabric: cannot number the policy version"));
         let by = caller_name(client);
         client
             .update(
@@ -281,7 +285,7 @@ const ERASE_MEMORIES: &str = "UPDATE memory_fabric.promoted_memory SET erased_at
 /// a tombstone. Live memories are retracted with it. Returns (candidates, memories) erased.
 #[pg_extern(volatile, parallel_unsafe)]
 fn _forget_subject(tenant_id: Option<&str>, user_id: Option<&str>, reason: Option<&str>) -> Vec<i64> {
-    let tenant = require_text("tenant_id", tenant_id);
+    let tenant = crate::rows::require_tenant_id(tenant_id);
     let subject = require_text("user_id", user_id);
     let reason = require_text("reason", reason);
     Spi::connect_mut(|client| {
@@ -309,7 +313,7 @@ fn _forget_subject(tenant_id: Option<&str>, user_id: Option<&str>, reason: Optio
 /// how many memories. (memory_fabric.purge_expired_memories() commits after each batch instead.)
 #[pg_extern(volatile, parallel_unsafe)]
 fn _purge_expired(tenant_id: Option<&str>, batch_size: Option<i32>) -> i64 {
-    let tenant = require_text("tenant_id", tenant_id);
+    let tenant = crate::rows::require_tenant_id(tenant_id);
     let batch = crate::api::maintenance::require_batch(batch_size, 1000);
     Spi::connect_mut(|client| {
         require_tenant(client, &tenant);

@@ -13,6 +13,8 @@ use pgrx::prelude::*;
 /// act for it (42501 otherwise): recall's entry check and its settings in one call.
 #[pg_extern(stable, parallel_safe)]
 fn _recall_settings(tenant_id: &str) -> Vec<f64> {
+    let tenant_id = crate::rows::require_tenant_id(Some(tenant_id));
+    let tenant_id = tenant_id.as_str();
     Spi::connect(|client| {
         crate::security::require_tenant(client, tenant_id);
         let r = policy::for_tenant(client, tenant_id).policy.recall;

@@ -264,6 +264,63 @@ SELECT public.regress_try(format('SELECT memory_fabric.approve(%L, %L)', :'a_que
 RESET ROLE;
 RESET memory_fabric.tenant_id;
 
+-- 9. The pin is one value for the whole statement. A reviewer granted tenant_a pins it, then sets
+-- the pin to tenant_b inside the statement (set_config in a lateral subquery, run again on each
+-- rescan): every table and view shows tenant_a's rows only, and a statement that starts pinned
+-- to tenant_b (not granted) shows nothing even after it sets the pin to tenant_a.
+CREATE FUNCTION public.regress_pin_flip(rel text, first_pin text, second_pin text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE seen text;
+BEGIN
+    EXECUTE format($q$
+        SELECT coalesce(string_agg(DISTINCT x.tenant_id, ',' ORDER BY x.tenant_id), '(nothing)')
+        FROM (VALUES (1, %L), (2, %L)) v(n, t)
+        CROSS JOIN LATERAL (SELECT pg_catalog.set_config('memory_fabric.tenant_id', v.t, true) OFFSET 0) s(pin)
+        CROSS JOIN LATERAL (SELECT r.tenant_id FROM %s r WHERE s.pin IS NOT NULL OFFSET 0) x$q$,
+        first_pin, second_pin, rel) INTO seen;
+    RETURN seen;
+END
+$$;
+GRANT EXECUTE ON FUNCTION public.regress_pin_flip(text, text, text) TO PUBLIC;
+SET ROLE regress_reviewer_a;
+BEGIN;
+SET LOCAL memory_fabric.tenant_id = 'tenant_a';
+SELECT x.tenant_id, count(*)
+FROM (VALUES (1, 'tenant_a'), (2, 'tenant_b')) v(n, t)
+CROSS JOIN LATERAL (SELECT pg_catalog.set_config('memory_fabric.tenant_id', v.t, true) OFFSET 0) s(pin)
+CROSS JOIN LATERAL (SELECT * FROM memory_fabric.promoted_memory m WHERE s.pin IS NOT NULL OFFSET 0) x
+GROUP BY 1 ORDER BY 1;
+ROLLBACK;
+SELECT rel, public.regress_pin_flip(rel, 'tenant_a', 'tenant_b') AS a_then_b,
+       public.regress_pin_flip(rel, 'tenant_b', 'tenant_a') AS b_then_a
+FROM unnest(ARRAY['memory_fabric.promoted_memory', 'memory_fabric.candidates', 'memory_fabric.reviews',
+                  'memory_fabric.decisions', 'memory_fabric.review_queue']) rel;
+SET ROLE regress_admin_a;
+SELECT rel, public.regress_pin_flip(rel, 'tenant_a', 'tenant_b') AS a_then_b,
+       public.regress_pin_flip(rel, 'tenant_b', 'tenant_a') AS b_then_a
+FROM unnest(ARRAY['memory_fabric.consents', 'memory_fabric.tenant_grants', 'memory_fabric.events',
+                  'memory_fabric.embedding_models', 'memory_fabric.recall_log', 'memory_fabric.metrics',
+                  '(SELECT * FROM memory_fabric.policies WHERE tenant_id <> ''*'')']) rel;
+RESET ROLE;
+RESET memory_fabric.tenant_id;
+
+-- 10. A tenant id has one spelling: a pin with a trailing space reads nothing, and ids with
+-- whitespace at either end (a NO-BREAK SPACE included) are refused where they are given.
+SET ROLE regress_reviewer_a;
+BEGIN;
+SET LOCAL memory_fabric.tenant_id = 'tenant_a ';
+SELECT count(*) AS read_with_trailing_space FROM memory_fabric.candidates;
+ROLLBACK;
+SET ROLE regress_agent_a;
+SET memory_fabric.tenant_id = 'tenant_a ';
+SELECT public.regress_try($$SELECT memory_fabric.capture_memory('tenant_a ', 'Spaced.', 'agent', 'INTERNAL')$$) AS trailing_space;
+SET memory_fabric.tenant_id = 'tenant_a';
+SELECT public.regress_try($$SELECT memory_fabric.capture_memory(E'tenant_a\u00a0', 'Spaced.', 'agent', 'INTERNAL')$$) AS no_break_space;
+SELECT public.regress_try($$SELECT * FROM memory_fabric.recall(' tenant_a', NULL)$$) AS recall_leading_space;
+RESET ROLE;
+RESET memory_fabric.tenant_id;
+SELECT public.regress_try($$SELECT memory_fabric.grant_tenant('regress_agent_a', 'tenant_a ')$$) AS grant_trailing_space;
+
 -- No attempt above changed or removed a row that existed before them ...
 SELECT count(*) AS rows_changed_or_gone
 FROM before_rows b LEFT JOIN pg_temp.row_hashes() a USING (table_name, key)
@@ -292,3 +349,4 @@ BEGIN
         EXECUTE format('DROP OWNED BY %I; DROP ROLE %I', r, r);
     END LOOP;
 END $$;
+DROP FUNCTION public.regress_pin_flip(text, text, text);
