@@ -1,6 +1,7 @@
-//! Checks of the arguments every public function shares: the tenant id. Capture's own fields
-//! are checked against the tenant's policy (capture.rs); this has fixed bounds, since it is
-//! checked before the tenant (and so its policy) is known.
+//! Checks of the arguments every public function shares: the tenant id, the names people give
+//! themselves (approver, editor, retracted_by) and free text (reasons and notes). Capture's own
+//! fields are checked against the tenant's policy (capture.rs); these have fixed bounds, since
+//! they are checked before the tenant (and so its policy) is known.
 
 use crate::{Error, Result};
 
@@ -31,6 +32,49 @@ pub fn tenant_id(v: Option<&str>) -> Result<&str> {
     Ok(v)
 }
 
+/// Longest display name (approver, editor, retracted_by), in bytes.
+pub const NAME_MAX: usize = 256;
+
+/// Longest free text (a reason, a note), in bytes.
+pub const NOTE_MAX: usize = 8192;
+
+/// A display name a person gives: not null, not blank, at most 256 bytes, no control characters
+/// and no whitespace at either end, so "op:alice " is not a second spelling of "op:alice".
+pub fn name<'a>(field: &str, v: Option<&'a str>) -> Result<&'a str> {
+    let Some(v) = v.filter(|v| !v.trim().is_empty()) else {
+        return Err(Error::invalid(format!("{field} must not be null or empty")));
+    };
+    if v.len() > NAME_MAX {
+        return Err(Error::limit(format!("{field} is too long"))
+            .detail(format!("It has {} bytes; at most {NAME_MAX} are allowed.", v.len())));
+    }
+    if v.chars().any(char::is_control) {
+        return Err(Error::invalid(format!("{field} must not contain control characters")));
+    }
+    if v.starts_with(char::is_whitespace) || v.ends_with(char::is_whitespace) {
+        return Err(Error::invalid(format!("{field} must not begin or end with whitespace"))
+            .detail(format!("\"{}\" was given.", v.escape_debug())));
+    }
+    Ok(v)
+}
+
+/// Optional free text (notes): at most 8192 bytes.
+pub fn note<'a>(field: &str, v: Option<&'a str>) -> Result<Option<&'a str>> {
+    match v {
+        Some(s) if s.len() > NOTE_MAX => Err(Error::limit(format!("{field} is too long"))
+            .detail(format!("It has {} bytes; at most {NOTE_MAX} are allowed.", s.len()))),
+        _ => Ok(v),
+    }
+}
+
+/// Required free text (a reason): not null, not blank, at most 8192 bytes.
+pub fn reason<'a>(field: &str, v: Option<&'a str>) -> Result<&'a str> {
+    match note(field, v)? {
+        Some(s) if !s.trim().is_empty() => Ok(s),
+        _ => Err(Error::invalid(format!("{field} must not be null or empty"))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,5 +91,22 @@ mod tests {
         assert!(tenant_id(Some(&"t".repeat(256))).is_ok());
         // inner spaces are a different tenant, not a different spelling
         assert!(tenant_id(Some("tenant A")).is_ok());
+    }
+
+    #[test]
+    fn names_and_notes_are_bounded() {
+        assert_eq!(name("approver", Some("op:alice")).unwrap(), "op:alice");
+        for bad in [" op:alice", "op:alice ", "op:alice\u{a0}", "op:\nalice"] {
+            assert_eq!(name("approver", Some(bad)).unwrap_err().kind, Kind::InvalidParameter, "{bad:?}");
+        }
+        assert_eq!(name("approver", None).unwrap_err().message, "approver must not be null or empty");
+        assert_eq!(name("approver", Some("  ")).unwrap_err().kind, Kind::InvalidParameter);
+        assert_eq!(name("approver", Some(&"a".repeat(NAME_MAX + 1))).unwrap_err().kind, Kind::LimitExceeded);
+        assert!(name("approver", Some(&"a".repeat(NAME_MAX))).is_ok());
+        assert_eq!(note("notes", None).unwrap(), None);
+        assert_eq!(note("notes", Some(&"n".repeat(NOTE_MAX + 1))).unwrap_err().kind, Kind::LimitExceeded);
+        assert_eq!(reason("reason", Some(" ")).unwrap_err().kind, Kind::InvalidParameter);
+        assert_eq!(reason("reason", Some(&"r".repeat(NOTE_MAX + 1))).unwrap_err().kind, Kind::LimitExceeded);
+        assert_eq!(reason("reason", Some("  padded is fine  ")).unwrap(), "  padded is fine  ");
     }
 }

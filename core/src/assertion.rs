@@ -5,7 +5,8 @@
 //! "Customer prefers email." / "Customer prefers email for invoices." is an elaboration, not a
 //! contradiction: only one side adds words. "... within 30 days" / "... within 45 days" is.
 
-use crate::embed::{stem, tokens};
+use crate::embed::{stem, tokens, CHECK_EVERY_TOKENS};
+use crate::interrupt::Every;
 use crate::text::normalize;
 use std::collections::BTreeSet;
 
@@ -56,7 +57,9 @@ pub fn parse(text: &str) -> Assertion {
     let mut negations = 0;
     let mut numbers = BTreeSet::new();
     let mut words = BTreeSet::new();
+    let mut every = Every::new(CHECK_EVERY_TOKENS);
     for t in tokens(&normalize(text)) {
+        every.tick(1);
         if NEGATIONS.contains(&t.as_str()) {
             negations += 1;
         } else if t.chars().any(|c| c.is_ascii_digit()) {
@@ -68,16 +71,32 @@ pub fn parse(text: &str) -> Assertion {
     Assertion { negated: negations % 2 == 1, numbers, words }
 }
 
+/// How many elements of `x` are not in `y`, counting no further than `cap`. Checks for
+/// interrupts as it goes: the sets of a long text hold many words.
+fn only(x: &BTreeSet<String>, y: &BTreeSet<String>, cap: usize) -> usize {
+    let mut every = Every::new(CHECK_EVERY_TOKENS);
+    let mut n = 0;
+    for w in x {
+        every.tick(1);
+        if !y.contains(w) {
+            n += 1;
+            if n >= cap {
+                break;
+            }
+        }
+    }
+    n
+}
+
 /// How `a` and `b` differ in what they assert, if they do.
 pub fn differs(a: &Assertion, b: &Assertion) -> Option<Difference> {
     if a.negated != b.negated {
         return Some(Difference::Negation);
     }
-    let only = |x: &BTreeSet<String>, y: &BTreeSet<String>| x.difference(y).count();
-    if only(&a.numbers, &b.numbers) > 0 && only(&b.numbers, &a.numbers) > 0 {
+    if only(&a.numbers, &b.numbers, 1) > 0 && only(&b.numbers, &a.numbers, 1) > 0 {
         return Some(Difference::Number);
     }
-    let (wa, wb) = (only(&a.words, &b.words), only(&b.words, &a.words));
+    let (wa, wb) = (only(&a.words, &b.words, MAX_SWAP + 1), only(&b.words, &a.words, MAX_SWAP + 1));
     if wa > 0 && wb > 0 && wa <= MAX_SWAP && wb <= MAX_SWAP {
         return Some(Difference::Value);
     }
@@ -87,7 +106,7 @@ pub fn differs(a: &Assertion, b: &Assertion) -> Option<Difference> {
 /// Whether `a` states something `b` does not: a number or a content word `b` lacks. A candidate
 /// that adds information is never merged into a memory as its duplicate, however similar.
 pub fn adds_information(a: &Assertion, b: &Assertion) -> bool {
-    a.numbers.difference(&b.numbers).next().is_some() || a.words.difference(&b.words).next().is_some()
+    only(&a.numbers, &b.numbers, 1) > 0 || only(&a.words, &b.words, 1) > 0
 }
 
 pub fn texts_differ(a: &str, b: &str) -> Option<Difference> {

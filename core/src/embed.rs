@@ -9,10 +9,15 @@
 //! Any change to the output of `embed` must come with a new `MODEL` name, because stored
 //! vectors are only ever compared with vectors of the same model.
 
-use crate::text::normalize;
+use crate::interrupt::Every;
+use crate::text::{normalize, CHECK_EVERY_CHARS};
 
 pub const MODEL: &str = "memory_fabric/hash-384-v1";
 pub const DIMENSIONS: usize = 384;
+
+/// The embedder's token loop checks for interrupts once per this many tokens.
+pub(crate) const CHECK_EVERY_TOKENS: usize = 1024;
+const CHECK_EVERY_TRIGRAMS: usize = 16 * 1024;
 
 const W_WORD: f32 = 1.0;
 const W_STOP: f32 = 0.3;
@@ -40,7 +45,9 @@ pub fn tokens(normalized: &str) -> Vec<String> {
     let chars: Vec<char> = normalized.chars().collect();
     let mut out = Vec::new();
     let mut cur = String::new();
+    let mut every = Every::new(CHECK_EVERY_CHARS);
     for (i, &c) in chars.iter().enumerate() {
+        every.tick(1);
         let prev = i.checked_sub(1).map(|j| chars[j]);
         let next = chars.get(i + 1).copied();
         if c.is_alphanumeric() {
@@ -126,7 +133,11 @@ pub fn embed(text: &str) -> Vec<f32> {
     let mut v = vec![0f32; DIMENSIONS];
     let toks = tokens(&norm);
     let mut prev_content: Option<String> = None;
+    let mut every = Every::new(CHECK_EVERY_TOKENS);
+    // One very long token has as many trigrams as characters: count those too.
+    let mut every_trigram = Every::new(CHECK_EVERY_TRIGRAMS);
     for t in &toks {
+        every.tick(1);
         let negation = NEGATIONS.contains(&t.as_str());
         let s = if negation { "not".to_owned() } else { stem(t) };
         let stop = !negation && STOP_WORDS.contains(&t.as_str());
@@ -139,6 +150,7 @@ pub fn embed(text: &str) -> Vec<f32> {
         }
         let padded: Vec<char> = std::iter::once('^').chain(t.chars()).chain(std::iter::once('$')).collect();
         for w in padded.windows(3) {
+            every_trigram.tick(1);
             let tri: String = w.iter().collect();
             add(&mut v, b'c', &tri, W_TRIGRAM);
         }

@@ -8,6 +8,7 @@ pub mod capture;
 pub mod embed;
 pub mod error;
 pub mod ids;
+pub mod interrupt;
 pub mod policy;
 pub mod redact;
 pub mod review;

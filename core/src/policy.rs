@@ -20,6 +20,53 @@ pub struct Limits {
     pub embedding_max_dimensions: usize,
 }
 
+/// The most redaction rules of its own a policy may hold ("redaction.rules"); each is a regex
+/// compiled in every backend that captures for the tenant.
+pub const REDACTION_RULES_MAX: usize = 32;
+/// The longest pattern of a redaction rule, in bytes.
+pub const REDACTION_PATTERN_MAX_BYTES: usize = 1024;
+/// The longest name of a redaction rule, in bytes.
+pub const REDACTION_NAME_MAX_BYTES: usize = 64;
+/// The longest replacement of a redaction rule, in bytes.
+pub const REDACTION_REPLACEMENT_MAX_BYTES: usize = 256;
+
+fn too_many_rules(n: usize) -> Error {
+    Error::limit("too many redaction rules")
+        .detail(format!("redaction.rules has {n} rules. At most {REDACTION_RULES_MAX} are allowed."))
+}
+
+fn rule_too_long(rule: &str, field: &str, len: usize, max: usize) -> Error {
+    Error::limit(format!("redaction rule {rule} has too long a {field}"))
+        .detail(format!("The {field} has {len} bytes. At most {max} are allowed."))
+}
+
+/// The fixed bounds of a policy's own redaction rules: at most `REDACTION_RULES_MAX` rules, and
+/// names, patterns and replacements within their byte limits. 54000 otherwise. Checked when a
+/// policy is parsed (`Policy::from_json`) and again by `Redactor::new`.
+pub fn check_redaction_rules(rules: &[RedactionRule]) -> Result<()> {
+    if rules.len() > REDACTION_RULES_MAX {
+        return Err(too_many_rules(rules.len()));
+    }
+    for (i, r) in rules.iter().enumerate() {
+        check_rule_fields(i, &r.name, &r.pattern, &r.replacement)?;
+    }
+    Ok(())
+}
+
+fn check_rule_fields(i: usize, name: &str, pattern: &str, replacement: &str) -> Result<()> {
+    if name.len() > REDACTION_NAME_MAX_BYTES {
+        return Err(rule_too_long(&i.to_string(), "name", name.len(), REDACTION_NAME_MAX_BYTES));
+    }
+    let rule = format!("\"{name}\"");
+    if pattern.len() > REDACTION_PATTERN_MAX_BYTES {
+        return Err(rule_too_long(&rule, "pattern", pattern.len(), REDACTION_PATTERN_MAX_BYTES));
+    }
+    if replacement.len() > REDACTION_REPLACEMENT_MAX_BYTES {
+        return Err(rule_too_long(&rule, "replacement", replacement.len(), REDACTION_REPLACEMENT_MAX_BYTES));
+    }
+    Ok(())
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RedactionRule {
     pub name: String,
@@ -96,9 +143,56 @@ pub struct Policy {
     /// Review step 2: candidates of these classifications and write classes need a live consent.
     pub consent_classifications: Vec<String>,
     pub consent_write_classes: Vec<String>,
+    /// The purpose a consent must name when the capture names none (metadata.purpose).
+    pub consent_default_purpose: String,
+    /// Whether a candidate of a consent classification that names no write class needs one.
+    pub consent_without_write_class: bool,
+    /// The provenance gate: which evidence origins are untrusted, and what happens to a
+    /// candidate whose evidence comes from them alone.
+    pub provenance: Provenance,
     /// purge_expired: how long after expiry a memory's content is kept, per write class
     /// ("default" for the rest).
     pub retention_seconds: Vec<(String, i64)>,
+}
+
+/// What review does with a candidate whose evidence refs all come from untrusted origins (text
+/// the agent only read: a tool result, a web page, a file, a retrieved document).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UntrustedOnly {
+    /// Queue it for a human, with reason untrusted_evidence.
+    Human,
+    /// Reject it, with reason untrusted_evidence.
+    Reject,
+    /// No gate: source trust alone decides.
+    Allow,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Provenance {
+    /// Evidence refs starting with one of these are untrusted origins.
+    pub untrusted_prefixes: Vec<String>,
+    pub untrusted_only: UntrustedOnly,
+}
+
+/// Most prefixes in provenance.untrusted, and the longest, in bytes.
+pub const PROVENANCE_PREFIXES_MAX: usize = 32;
+pub const PROVENANCE_PREFIX_MAX_BYTES: usize = 64;
+
+impl Provenance {
+    /// The untrusted prefix of every ref, when there is at least one ref and all are untrusted.
+    pub fn untrusted_only<S: AsRef<str>>(&self, refs: &[S]) -> Option<Vec<String>> {
+        if refs.is_empty() {
+            return None;
+        }
+        let mut origins: Vec<String> = Vec::new();
+        for r in refs {
+            let p = self.untrusted_prefixes.iter().find(|p| r.as_ref().starts_with(p.as_str()))?;
+            if !origins.contains(p) {
+                origins.push(p.clone());
+            }
+        }
+        Some(origins)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -139,10 +233,14 @@ impl Policy {
         self.ttl_seconds[tier as usize]
     }
 
-    /// Whether a candidate of this classification and write class needs a live consent.
+    /// Whether a candidate of this classification and write class needs a live consent. One
+    /// that names no write class needs one when consent.without_write_class is set.
     pub fn needs_consent(&self, classification: &str, write_class: Option<&str>) -> bool {
         self.consent_classifications.iter().any(|c| c == classification)
-            && write_class.is_some_and(|w| self.consent_write_classes.iter().any(|c| c == w))
+            && match write_class {
+                Some(w) => self.consent_write_classes.iter().any(|c| c == w),
+                None => self.consent_without_write_class,
+            }
     }
 
     /// Seconds after expiry that a memory of this write class keeps its content.
@@ -191,7 +289,13 @@ impl Policy {
             },
             "ttl_seconds": { "working": 3600, "episodic": 2592000, "semantic": 31536000, "durable": null },
             "human_review": { "tiers": ["durable"], "classifications": [], "write_classes": [] },
-            "consent": { "classifications": ["PII"], "write_classes": ["preference", "decision_outcome", "correction"] },
+            "consent": {
+                "classifications": ["PII"],
+                "write_classes": ["preference", "decision_outcome", "correction"],
+                "default_purpose": "support_personalization",
+                "without_write_class": false
+            },
+            "provenance": { "untrusted": ["tool:", "web:", "file:", "doc:"], "untrusted_only": "human" },
             "retention_seconds": { "default": 2592000 },
             "recall": {
                 "weights": { "relevance": 0.6, "recency": 0.25, "importance": 0.15 },
@@ -256,16 +360,23 @@ impl Policy {
         match red_obj.get("rules") {
             None => {}
             Some(Value::Array(rules)) => {
+                if rules.len() > REDACTION_RULES_MAX {
+                    return Err(too_many_rules(rules.len()));
+                }
                 for (i, r) in rules.iter().enumerate() {
                     let field = |k: &str| r.get(k).and_then(Value::as_str).map(str::to_owned);
                     let name = field("name").filter(|s| !s.is_empty()).ok_or_else(|| {
                         Error::invalid(format!("redaction rule {i} needs a non-empty \"name\""))
                     })?;
+                    if name.len() > REDACTION_NAME_MAX_BYTES {
+                        return Err(rule_too_long(&i.to_string(), "name", name.len(), REDACTION_NAME_MAX_BYTES));
+                    }
                     let pattern = field("pattern").filter(|s| !s.is_empty()).ok_or_else(|| {
                         Error::invalid(format!("redaction rule \"{name}\" needs a non-empty \"pattern\""))
                     })?;
                     let replacement =
                         field("replacement").unwrap_or_else(|| format!("[REDACTED:{name}]"));
+                    check_rule_fields(i, &name, &pattern, &replacement)?;
                     redaction_rules.push(RedactionRule { name, pattern, replacement });
                 }
             }
@@ -376,6 +487,37 @@ impl Policy {
             string_list_or_empty(consent.get("classifications").unwrap_or(&dconsent["classifications"]), "consent.classifications")?;
         let consent_write_classes =
             string_list_or_empty(consent.get("write_classes").unwrap_or(&dconsent["write_classes"]), "consent.write_classes")?;
+        let consent_default_purpose = consent
+            .get("default_purpose")
+            .unwrap_or(&dconsent["default_purpose"])
+            .as_str()
+            .filter(|s| !s.trim().is_empty() && s.len() <= 256)
+            .ok_or_else(|| Error::invalid("policy value \"consent.default_purpose\" must be a non-empty string of at most 256 bytes"))?
+            .to_owned();
+
+        let consent_without_write_class = consent
+            .get("without_write_class")
+            .unwrap_or(&dconsent["without_write_class"])
+            .as_bool()
+            .ok_or_else(|| Error::invalid("policy value \"consent.without_write_class\" must be a boolean"))?;
+
+        let prov = section("provenance")?;
+        let dprov = &defaults["provenance"];
+        let untrusted_prefixes = string_list_or_empty(prov.get("untrusted").unwrap_or(&dprov["untrusted"]), "provenance.untrusted")?;
+        if untrusted_prefixes.len() > PROVENANCE_PREFIXES_MAX
+            || untrusted_prefixes.iter().any(|p| p.len() > PROVENANCE_PREFIX_MAX_BYTES)
+        {
+            return Err(Error::limit("provenance.untrusted is too large").detail(format!(
+                "At most {PROVENANCE_PREFIXES_MAX} prefixes of at most {PROVENANCE_PREFIX_MAX_BYTES} bytes each are allowed."
+            )));
+        }
+        let untrusted_only = match prov.get("untrusted_only").unwrap_or(&dprov["untrusted_only"]).as_str() {
+            Some("human") => UntrustedOnly::Human,
+            Some("reject") => UntrustedOnly::Reject,
+            Some("allow") => UntrustedOnly::Allow,
+            _ => return Err(Error::invalid("policy value \"provenance.untrusted_only\" must be \"human\", \"reject\" or \"allow\"")),
+        };
+        let provenance = Provenance { untrusted_prefixes, untrusted_only };
         let mut retention_seconds = Vec::new();
         for (k, v) in section("retention_seconds")? {
             let secs = v.as_i64().filter(|n| *n >= 0).ok_or_else(|| {
@@ -409,6 +551,9 @@ impl Policy {
             recall,
             consent_classifications,
             consent_write_classes,
+            consent_default_purpose,
+            consent_without_write_class,
+            provenance,
             retention_seconds,
         })
     }
@@ -470,6 +615,14 @@ mod tests {
         assert!(p.needs_consent("PII", Some("preference")));
         assert!(!p.needs_consent("PII", Some("evidence_link")));
         assert!(!p.needs_consent("PII", None));
+        let strict = Policy::from_json(&json!({"consent": {"without_write_class": true}})).unwrap();
+        assert!(strict.needs_consent("PII", None));
+        assert!(!strict.needs_consent("PII", Some("evidence_link")));
+        assert_eq!(p.consent_default_purpose, "support_personalization");
+        assert_eq!(p.provenance.untrusted_only, UntrustedOnly::Human);
+        assert_eq!(p.provenance.untrusted_only(&["web:https://example.org/a", "tool:search#3"]), Some(vec!["web:".to_owned(), "tool:".to_owned()]));
+        assert_eq!(p.provenance.untrusted_only(&["web:https://example.org/a", "ticket:42"]), None);
+        assert_eq!(p.provenance.untrusted_only::<&str>(&[]), None);
         assert!(!p.needs_consent("INTERNAL", Some("preference")));
         assert_eq!(p.retention_of(Some("preference")), 2_592_000);
     }
@@ -525,5 +678,40 @@ mod tests {
             let e = Policy::from_json(&bad).unwrap_err();
             assert_eq!(e.kind, crate::error::Kind::InvalidParameter, "{bad}");
         }
+    }
+
+    #[test]
+    fn redaction_rules_are_capped() {
+        use crate::error::Kind;
+        let rules = |n: usize| -> Vec<Value> {
+            (0..n).map(|i| json!({"name": format!("r{i}"), "pattern": format!("x{i}")})).collect()
+        };
+        let e = Policy::from_json(&json!({"redaction": {"rules": rules(300)}})).unwrap_err();
+        assert_eq!(e.kind, Kind::LimitExceeded);
+        assert_eq!(e.kind.sqlstate(), "54000");
+        assert_eq!(e.message, "too many redaction rules");
+        assert_eq!(e.detail.as_deref(), Some("redaction.rules has 300 rules. At most 32 are allowed."));
+        assert_eq!(Policy::from_json(&json!({"redaction": {"rules": rules(33)}})).unwrap_err().kind, Kind::LimitExceeded);
+        assert_eq!(Policy::from_json(&json!({"redaction": {"rules": rules(32)}})).unwrap().redaction_rules.len(), 32);
+
+        let one = |name: &str, pattern: &str, replacement: Option<&str>| {
+            let mut r = json!({"name": name, "pattern": pattern});
+            if let Some(x) = replacement {
+                r["replacement"] = json!(x);
+            }
+            Policy::from_json(&json!({"redaction": {"rules": [r]}}))
+        };
+        let e = one("p", &"a".repeat(1025), None).unwrap_err();
+        assert_eq!((e.kind, e.message.as_str()), (Kind::LimitExceeded, "redaction rule \"p\" has too long a pattern"));
+        assert_eq!(e.detail.as_deref(), Some("The pattern has 1025 bytes. At most 1024 are allowed."));
+        assert!(one("p", &"a".repeat(1024), None).is_ok());
+        let e = one(&"n".repeat(65), "x", None).unwrap_err();
+        assert_eq!((e.kind, e.message.as_str()), (Kind::LimitExceeded, "redaction rule 0 has too long a name"));
+        assert_eq!(e.detail.as_deref(), Some("The name has 65 bytes. At most 64 are allowed."));
+        assert!(one(&"n".repeat(64), "x", None).is_ok());
+        let e = one("r", "x", Some(&"r".repeat(257))).unwrap_err();
+        assert_eq!((e.kind, e.message.as_str()), (Kind::LimitExceeded, "redaction rule \"r\" has too long a replacement"));
+        assert_eq!(e.detail.as_deref(), Some("The replacement has 257 bytes. At most 256 are allowed."));
+        assert!(one("r", "x", Some(&"r".repeat(256))).is_ok());
     }
 }

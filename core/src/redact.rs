@@ -3,17 +3,78 @@
 //! matching is linear in the input, so no pattern can make a capture hang.
 
 use crate::error::{Error, Result};
+use crate::interrupt::{self, Every};
 use crate::policy::RedactionRule;
 use regex::{Regex, RegexBuilder};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 pub const CARD_REPLACEMENT: &str = "[REDACTED:payment_card]";
 
+/// The most a rule's pattern may compile to, in bytes (the regex crate's `size_limit`, which
+/// bounds each of the rule's compiled automata). A pattern over it is refused with 54000.
+pub const RULE_COMPILED_MAX_BYTES: usize = 256 * 1024;
+
+/// The capacity of a rule's lazy-DFA transition cache, in bytes (the regex crate's
+/// `dfa_size_limit`). Filling it makes searches slower (the cache is reset, or the search
+/// falls back to a slower engine), never wrong and never an error.
+pub const RULE_DFA_CACHE_MAX_BYTES: usize = 1024 * 1024;
+
+/// The compiled budget of a policy's own rules, in bytes. The regex crate does not report how
+/// much a compiled regex uses, so the budget is the per-rule limit times the rule cap
+/// (`policy::REDACTION_RULES_MAX`), each rule held to `RULE_COMPILED_MAX_BYTES`, rather than a
+/// measured total.
+pub const TENANT_RULES_COMPILED_BUDGET: usize = crate::policy::REDACTION_RULES_MAX * RULE_COMPILED_MAX_BYTES;
+
+/// Redaction checks for interrupts once per this many matches of one rule, and once per this
+/// many bytes of a walk over the text.
+const CHECK_EVERY_MATCHES: usize = 256;
+const CHECK_EVERY_BYTES: usize = 64 * 1024;
+/// ... and once per this many digit groups or card candidates, and JSON elements.
+const CHECK_EVERY_ITEMS: usize = 4096;
+
+#[derive(Clone)]
 struct Rule {
     name: String,
     re: Regex,
     replacement: String,
+    /// The replacement has no `$` group reference: it is inserted as it is.
+    literal: bool,
+}
+
+impl Rule {
+    /// Replaces every match, as `Regex::replace_all` does, counting them and checking for
+    /// interrupts every `CHECK_EVERY_MATCHES` matches. None when nothing matched.
+    fn apply(&self, text: &str) -> Option<(String, usize)> {
+        let mut out = String::new();
+        let mut last = 0;
+        let mut n = 0;
+        let mut every = Every::new(CHECK_EVERY_MATCHES);
+        if self.literal {
+            for m in self.re.find_iter(text) {
+                every.tick(1);
+                out.push_str(&text[last..m.start()]);
+                out.push_str(&self.replacement);
+                last = m.end();
+                n += 1;
+            }
+        } else {
+            for caps in self.re.captures_iter(text) {
+                every.tick(1);
+                let m = caps.get(0).expect("group 0 is the whole match");
+                out.push_str(&text[last..m.start()]);
+                caps.expand(&self.replacement, &mut out);
+                last = m.end();
+                n += 1;
+            }
+        }
+        if n == 0 {
+            return None;
+        }
+        out.push_str(&text[last..]);
+        Some((out, n))
+    }
 }
 
 /// A compiled set of rules. Build once per policy version and reuse.
@@ -76,14 +137,19 @@ fn builtin_rules() -> &'static [(&'static str, &'static str, &'static str)] {
 
 fn compile(name: &str, pattern: &str, replacement: &str) -> Result<Rule> {
     let re = RegexBuilder::new(pattern)
-        .size_limit(1 << 20)
-        .dfa_size_limit(1 << 21)
+        .size_limit(RULE_COMPILED_MAX_BYTES)
+        .dfa_size_limit(RULE_DFA_CACHE_MAX_BYTES)
         .build()
-        .map_err(|e| {
-            Error::invalid(format!("redaction rule \"{name}\" has an invalid pattern"))
-                .detail(first_line(&e.to_string()))
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(limit) => {
+                Error::limit(format!("redaction rule \"{name}\" compiles to too large a program"))
+                    .detail(format!("The compiled pattern would exceed {limit} bytes, the most one rule may use."))
+                    .hint("Use fewer or smaller counted repetitions and narrower character classes (e.g. [A-Za-z0-9_] instead of \\w).")
+            }
+            e => Error::invalid(format!("redaction rule \"{name}\" has an invalid pattern"))
+                .detail(first_line(&e.to_string())),
         })?;
-    Ok(Rule { name: name.to_owned(), re, replacement: replacement.to_owned() })
+    Ok(Rule { name: name.to_owned(), re, replacement: replacement.to_owned(), literal: !replacement.contains('$') })
 }
 
 /// The regex crate's message is several lines ending in "error: <reason>"; keep the reason.
@@ -95,26 +161,23 @@ fn first_line(s: &str) -> String {
 
 impl Redactor {
     /// Compiles the built-in rules (when `defaults` is set) followed by the tenant's rules.
+    /// Refuses (54000) more rules, or longer ones, than a policy may hold (see
+    /// `policy::check_redaction_rules`), and a pattern over `RULE_COMPILED_MAX_BYTES`.
     pub fn new(defaults: bool, tenant_rules: &[RedactionRule]) -> Result<Redactor> {
-        let mut rules = Vec::new();
+        crate::policy::check_redaction_rules(tenant_rules)?;
+        let mut rules = Vec::with_capacity(tenant_rules.len() + if defaults { builtin_rules().len() } else { 0 });
         if defaults {
-            static BUILTIN: OnceLock<Vec<(String, Regex, String)>> = OnceLock::new();
+            static BUILTIN: OnceLock<Vec<Rule>> = OnceLock::new();
             let builtin = BUILTIN.get_or_init(|| {
                 builtin_rules()
                     .iter()
-                    .map(|(n, p, r)| {
-                        let rule = compile(n, p, r).expect("built-in redaction pattern compiles");
-                        (rule.name, rule.re, rule.replacement)
-                    })
+                    .map(|(n, p, r)| compile(n, p, r).expect("built-in redaction pattern compiles"))
                     .collect()
             });
-            rules.extend(builtin.iter().map(|(n, re, r)| Rule {
-                name: n.clone(),
-                re: re.clone(),
-                replacement: r.clone(),
-            }));
+            rules.extend(builtin.iter().cloned());
         }
         for r in tenant_rules {
+            interrupt::check();
             rules.push(compile(&r.name, &r.pattern, &r.replacement)?);
         }
         Ok(Redactor { cards: defaults, rules })
@@ -122,17 +185,16 @@ impl Redactor {
 
     /// Redacts one string.
     pub fn redact_str(&self, input: &str, outcome: &mut Outcome) -> String {
-        let mut text = std::borrow::Cow::Borrowed(input);
+        let mut text = Cow::Borrowed(input);
         for rule in &self.rules {
-            let n = rule.re.find_iter(&text).count();
-            if n > 0 {
-                text = std::borrow::Cow::Owned(
-                    rule.re.replace_all(&text, rule.replacement.as_str()).into_owned(),
-                );
+            interrupt::check();
+            if let Some((replaced, n)) = rule.apply(&text) {
+                text = Cow::Owned(replaced);
                 outcome.add(&rule.name, n);
             }
         }
         if self.cards {
+            interrupt::check();
             let (s, n) = redact_cards(&text);
             if n > 0 {
                 outcome.add("payment_card", n);
@@ -158,10 +220,23 @@ impl Redactor {
                     value.clone()
                 }
             }
-            Value::Array(items) => Value::Array(items.iter().map(|v| self.redact_json(v, outcome)).collect()),
+            Value::Array(items) => {
+                let mut every = Every::new(CHECK_EVERY_ITEMS);
+                Value::Array(
+                    items
+                        .iter()
+                        .map(|v| {
+                            every.tick(1);
+                            self.redact_json(v, outcome)
+                        })
+                        .collect(),
+                )
+            }
             Value::Object(map) => {
                 let mut out = serde_json::Map::with_capacity(map.len());
+                let mut every = Every::new(CHECK_EVERY_ITEMS);
                 for (k, v) in map {
+                    every.tick(1);
                     let k = self.redact_str(k, outcome);
                     let v = self.redact_json(v, outcome);
                     out.insert(k, v);
@@ -189,7 +264,7 @@ pub fn luhn_valid(digits: &[u8]) -> bool {
         }
         sum += v;
     }
-    !digits.is_empty() && sum % 10 == 0
+    !digits.is_empty() && sum.is_multiple_of(10)
 }
 
 /// A maximal run of ASCII digits in the text.
@@ -207,7 +282,9 @@ fn redact_cards(text: &str) -> (String, usize) {
     let bytes = text.as_bytes();
     let mut groups: Vec<Group> = Vec::new();
     let mut i = 0;
+    let mut every = Every::new(CHECK_EVERY_BYTES);
     while i < bytes.len() {
+        let from = i;
         if bytes[i].is_ascii_digit() {
             let start = i;
             while i < bytes.len() && bytes[i].is_ascii_digit() {
@@ -217,6 +294,7 @@ fn redact_cards(text: &str) -> (String, usize) {
         } else {
             i += 1;
         }
+        every.tick(i - from);
     }
     if groups.is_empty() {
         return (text.to_owned(), 0);
@@ -224,7 +302,9 @@ fn redact_cards(text: &str) -> (String, usize) {
     // Split the groups into chains joined by exactly one space or dash.
     let mut spans: Vec<(usize, usize)> = Vec::new(); // byte ranges to redact
     let mut chain_start = 0;
+    let mut every = Every::new(CHECK_EVERY_ITEMS);
     for g in 1..=groups.len() {
+        every.tick(1);
         let joined = g < groups.len()
             && groups[g].start == groups[g - 1].end + 1
             && matches!(bytes[groups[g - 1].end], b' ' | b'-');
@@ -238,7 +318,9 @@ fn redact_cards(text: &str) -> (String, usize) {
     }
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
+    let mut every = Every::new(CHECK_EVERY_ITEMS);
     for &(s, e) in &spans {
+        every.tick(1);
         out.push_str(&text[last..s]);
         out.push_str(CARD_REPLACEMENT);
         last = e;
@@ -250,7 +332,9 @@ fn redact_cards(text: &str) -> (String, usize) {
 fn find_in_chain(bytes: &[u8], chain: &[Group], spans: &mut Vec<(usize, usize)>) {
     let glued = |pos: Option<usize>| pos.is_some_and(|p| bytes[p].is_ascii_alphanumeric() || bytes[p] == b'_');
     let mut a = 0;
+    let mut every = Every::new(CHECK_EVERY_ITEMS);
     while a < chain.len() {
+        every.tick(1);
         let mut found = None;
         // Longest window starting at group a first.
         let mut total = 0;
@@ -445,5 +529,105 @@ mod tests {
         let (out, n) = red("café 4111111111111111 ünïcode");
         assert_eq!(out, "café [REDACTED:payment_card] ünïcode");
         assert_eq!(n, 1);
+    }
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use super::*;
+    use crate::error::Kind;
+    use crate::policy::{Policy, REDACTION_RULES_MAX};
+    use serde_json::json;
+
+    fn rule(name: &str, pattern: &str, replacement: &str) -> RedactionRule {
+        RedactionRule { name: name.into(), pattern: pattern.into(), replacement: replacement.into() }
+    }
+
+    #[test]
+    fn a_pattern_over_the_compiled_size_limit_is_54000() {
+        for p in [r"\w{1000}{1000}", r"\w{5000}", r"(?:\pL|\pN){2000}"] {
+            let e = Redactor::new(true, &[rule("huge", p, "x")]).err().unwrap();
+            assert_eq!(e.kind, Kind::LimitExceeded, "{p}");
+            assert_eq!(e.message, "redaction rule \"huge\" compiles to too large a program");
+            assert_eq!(
+                e.detail.as_deref(),
+                Some(format!("The compiled pattern would exceed {RULE_COMPILED_MAX_BYTES} bytes, the most one rule may use.").as_str())
+            );
+        }
+        // Other invalid patterns stay 22023.
+        for p in ["(", "[z-a]", r"\p{NoSuchClass}", "a{5,2}"] {
+            let e = Redactor::new(true, &[rule("bad", p, "x")]).err().unwrap();
+            assert_eq!(e.kind, Kind::InvalidParameter, "{p}");
+        }
+    }
+
+    #[test]
+    fn the_rule_cap_is_enforced_by_the_redactor_too() {
+        let rules: Vec<_> = (0..=REDACTION_RULES_MAX).map(|i| rule(&format!("r{i}"), "x", "y")).collect();
+        let e = Redactor::new(false, &rules).err().unwrap();
+        assert_eq!(e.kind, Kind::LimitExceeded);
+        assert!(Redactor::new(false, &rules[..REDACTION_RULES_MAX]).is_ok());
+        let long = rule("long", &"a".repeat(1025), "y");
+        assert_eq!(Redactor::new(false, &[long]).err().unwrap().kind, Kind::LimitExceeded);
+    }
+
+    /// A policy at every limit (32 rules, 64-byte names, 1024-byte patterns, 256-byte
+    /// replacements) is accepted, and compiles and runs.
+    #[test]
+    fn a_policy_at_the_limits_compiles() {
+        let pattern = |i: usize| {
+            let mut alts = Vec::new();
+            let mut j = 0;
+            loop {
+                let next = format!("acct{i}x{j}");
+                let len = alts.iter().map(|a: &String| a.len() + 1).sum::<usize>() + next.len();
+                if len + r"(?i)\b(?:)-[A-Za-z0-9_]{8,32}\b".len() > 1024 {
+                    break;
+                }
+                alts.push(next);
+                j += 1;
+            }
+            format!(r"(?i)\b(?:{})-[A-Za-z0-9_]{{8,32}}\b", alts.join("|"))
+        };
+        let rules: Vec<_> = (0..REDACTION_RULES_MAX)
+            .map(|i| json!({"name": format!("{i:0>64}"), "pattern": pattern(i), "replacement": "r".repeat(256)}))
+            .collect();
+        assert!(rules.iter().all(|r| (1000..=1024).contains(&r["pattern"].as_str().unwrap().len())));
+        let p = Policy::from_json(&json!({"redaction": {"rules": rules}})).unwrap();
+        let r = Redactor::new(true, &p.redaction_rules).unwrap();
+        let mut o = Outcome::default();
+        let out = r.redact_str("see ACCT3X17-abcdefgh12 and acct31x0-ZZZZZZZZ", &mut o);
+        assert_eq!(out, format!("see {} and {}", "r".repeat(256), "r".repeat(256)));
+        assert_eq!(o.count, 2);
+    }
+
+    /// `Rule::apply` (which checks for interrupts) replaces exactly as `Regex::replace_all`.
+    #[test]
+    fn apply_matches_replace_all() {
+        let cases = [
+            (r"TCK-(\d+)", "[T:$1]"),
+            (r"TCK-(?<n>\d+)", "${n}x$n"),
+            (r"\d*", "<$0>"),
+            (r"", "-"),
+            (r"(?m)^", "> "),
+            (r"a|b", "$$"),
+            (r"é", "e"),
+        ];
+        let inputs = ["", "TCK-1 TCK-22 x TCK-", "abc\nbca\n", "café éé", "no match here"];
+        for (p, rep) in cases {
+            let r = compile("t", p, rep).unwrap();
+            for input in inputs {
+                let want = r.re.replace_all(input, rep);
+                let got = r.apply(input);
+                let n = r.re.find_iter(input).count();
+                match got {
+                    None => assert!(n == 0 && matches!(want, Cow::Borrowed(_)), "{p} {input:?}"),
+                    Some((s, k)) => assert_eq!((s.as_str(), k), (want.as_ref(), n), "{p} {input:?}"),
+                }
+            }
+        }
+        let many = "TCK-1 ".repeat(10_000);
+        let r = compile("t", r"TCK-(\d)", "[$1]").unwrap();
+        assert_eq!(r.apply(&many).unwrap(), (r.re.replace_all(&many, "[$1]").into_owned(), 10_000));
     }
 }

@@ -3,7 +3,7 @@
 //! same candidate, policy and neighbours give the same verdict.
 
 use crate::assertion::{adds_information, differs, parse};
-use crate::policy::{Policy, Thresholds, Tier};
+use crate::policy::{Policy, Thresholds, Tier, UntrustedOnly};
 
 /// The candidate under review.
 #[derive(Debug, Clone, Default)]
@@ -14,6 +14,8 @@ pub struct Subject<'a> {
     pub write_class: Option<&'a str>,
     pub confidence: Option<f64>,
     pub evidence_count: usize,
+    /// The evidence refs, for the provenance gate.
+    pub evidence_refs: &'a [String],
     /// Capture time, seconds since the epoch.
     pub captured_at: f64,
     pub text: &'a str,
@@ -217,6 +219,9 @@ pub struct Context<'a> {
     pub force_human: Option<&'a str>,
     /// Candidates an operator rejected, near this one, in its scope (review step 3).
     pub rejected: &'a [Neighbor],
+    /// Retracted memories near this one, in its scope: one it repeats is not promoted again
+    /// without a human (step 7).
+    pub retracted: &'a [Neighbor],
     pub consent: Option<Consent>,
 }
 
@@ -265,6 +270,19 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
         v.status = Status::Rejected;
         v.reason = Some("untrusted_source".into());
         v.notes = Some(format!("source {} has trust {trust}, below the policy floor {}", s.source, policy.min_source_trust));
+        return v;
+    }
+    // 1b. provenance: a fact whose evidence the agent only read (a tool result, a web page, a
+    // file, a document) is how an injected instruction becomes a memory.
+    let untrusted = match policy.provenance.untrusted_only {
+        UntrustedOnly::Allow => None,
+        _ => policy.provenance.untrusted_only(s.evidence_refs),
+    };
+    let untrusted_note = untrusted.as_ref().map(|o| format!("evidence only from untrusted origins: {}", o.join(", ")));
+    if untrusted.is_some() && policy.provenance.untrusted_only == UntrustedOnly::Reject {
+        v.status = Status::Rejected;
+        v.reason = Some("untrusted_evidence".into());
+        v.notes = untrusted_note;
         return v;
     }
     // 2. consent: PII preferences, decisions and corrections need a live consent.
@@ -354,6 +372,25 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
 
     // 7. the human queue, for promotable verdicts only.
     if v.promotable() {
+        let retracted = by_similarity(cx.retracted).into_iter().find(|r| repeats(s, &me, r, thresholds));
+        // What was retracted does not come back on its own, and what only an untrusted origin
+        // says does not become a memory on its own: a person decides. Their own reason when
+        // nothing else queues the candidate; the notes say it either way.
+        let mut note = |seen: String| {
+            v.notes = Some(match v.notes.take() {
+                Some(n) => format!("{n}; {seen}"),
+                None => seen,
+            })
+        };
+        let gated = if let Some(seen) = untrusted_note {
+            note(seen);
+            Some("untrusted_evidence")
+        } else if let Some(r) = retracted {
+            note(format!("repeats retracted memory {}{}", r.id, fmt_sim(r.similarity)));
+            Some("repeats_retracted")
+        } else {
+            None
+        };
         let queue_reason = if let Some(r) = force_human {
             Some(r.to_owned())
         } else if policy.human_tiers.contains(&tier) {
@@ -370,7 +407,7 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
         } else if policy.human_classifications.iter().any(|c| c == s.classification) {
             Some("compliance_flag".to_owned())
         } else {
-            None
+            gated.map(str::to_owned)
         };
         if let Some(r) = queue_reason {
             v.human = true;
@@ -576,6 +613,44 @@ mod tests {
     }
 
     #[test]
+    fn evidence_only_from_untrusted_origins_waits_for_a_human_or_is_rejected() {
+        let mut p = policy();
+        let web = vec!["web:https://example.org/post".to_owned()];
+        let s = Subject { source: "agent", classification: "INTERNAL", evidence_refs: &web, ..seed() };
+        let v = decide_with(&s, &[], th(), &p, &Context::default());
+        assert_eq!((v.status, v.human, v.reason.as_deref()), (Status::PendingPromotion, true, Some("untrusted_evidence")));
+        assert_eq!(v.notes.as_deref(), Some("evidence only from untrusted origins: web:"));
+        // one trusted ref is enough to leave the gate to source trust
+        let mixed = vec!["web:https://example.org/post".to_owned(), "ticket:42".to_owned()];
+        let v = decide_with(&Subject { evidence_refs: &mixed, ..s.clone() }, &[], th(), &p, &Context::default());
+        assert_eq!((v.human, v.reason), (false, None));
+        p.provenance.untrusted_only = UntrustedOnly::Reject;
+        let v = decide_with(&s, &[], th(), &p, &Context::default());
+        assert_eq!((v.status, v.reason.as_deref()), (Status::Rejected, Some("untrusted_evidence")));
+        p.provenance.untrusted_only = UntrustedOnly::Allow;
+        let v = decide_with(&s, &[], th(), &p, &Context::default());
+        assert_eq!((v.status, v.human), (Status::PendingPromotion, false));
+    }
+
+    #[test]
+    fn a_repeat_of_a_retracted_memory_waits_for_a_human() {
+        let p = policy();
+        let s = Subject { source: "agent", classification: "INTERNAL", text: "Depot opens at 8.", content_hash: "h_x", ..seed() };
+        let gone = Neighbor { content_hash: "h_x".into(), ..n("pm_gone", "Depot opens at 8.", 1.0) };
+        let cx = Context { retracted: std::slice::from_ref(&gone), ..Default::default() };
+        let v = decide_with(&s, &[], th(), &p, &cx);
+        assert_eq!((v.status, v.human, v.reason.as_deref()), (Status::PendingPromotion, true, Some("repeats_retracted")));
+        assert!(v.notes.as_deref().unwrap().contains("pm_gone"), "{:?}", v.notes);
+        // a near repeat (duplicate-level similarity) too; an unrelated retracted memory does not matter
+        let near = n("pm_near", "Depot opens at 8.", 0.97);
+        let v = decide_with(&s, &[], th(), &p, &Context { retracted: std::slice::from_ref(&near), ..Default::default() });
+        assert_eq!(v.reason.as_deref(), Some("repeats_retracted"));
+        let far = n("pm_far", "The invoice was paid in March.", 0.2);
+        let v = decide_with(&s, &[], th(), &p, &Context { retracted: std::slice::from_ref(&far), ..Default::default() });
+        assert_eq!((v.human, v.reason), (false, None));
+    }
+
+    #[test]
     fn remembered_rejections() {
         let s = Subject { text: "Customer said hello.", ..seed() };
         let rejected = [n("mc_noise", "Customer said hello!", 0.97)];
@@ -591,7 +666,7 @@ mod tests {
     fn a_correction_supersedes_the_memory_it_names() {
         let s = Subject { text: "Quite different words here.", write_class: Some("correction"), supersedes: Some("pm_old"), ..seed() };
         let old = n("pm_old", "The old statement.", 0.1);
-        let v = decide(&s, &[old.clone()], th(), &policy(), false, None);
+        let v = decide(&s, std::slice::from_ref(&old), th(), &policy(), false, None);
         assert_eq!((v.status, v.resolution, v.contradicts.as_deref()), (Status::Contradicts, Some(Resolution::Supersede), Some("pm_old")));
         // Naming it without being a correction does not.
         let s = Subject { write_class: None, ..s };
