@@ -5,10 +5,12 @@
 #   bash examples/run.sh                 # every example
 #   bash examples/run.sh python rust     # the ones named
 #
-# Each example gets a fresh database with the extension and two login roles, granted tenant
-# 'acme': memory_fabric_example_app (memory_fabric_agent) and memory_fabric_example_reviewer
-# (memory_fabric_reviewer). It finds them in the libpq environment: PGHOST, PGPORT, PGDATABASE,
-# PGUSER (the agent), and MF_EXAMPLE_REVIEWER (the reviewer's role name).
+# Each example gets a fresh database with the extension and three login roles, granted tenant
+# 'acme': memory_fabric_example_app (memory_fabric_agent), memory_fabric_example_reviewer
+# (memory_fabric_reviewer) and memory_fabric_example_writer (memory_fabric_reviewer: an operator
+# who writes facts; four eyes needs the approver to be another role). It finds them in the libpq
+# environment: PGHOST, PGPORT, PGDATABASE, PGUSER (the agent), MF_EXAMPLE_REVIEWER and
+# MF_EXAMPLE_WRITER (role names).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 out=$MF_BUILD/examples; mkdir -p "$out"
@@ -23,6 +25,9 @@ DO $$ BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'memory_fabric_example_reviewer') THEN
         CREATE ROLE memory_fabric_example_reviewer LOGIN;
     END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'memory_fabric_example_writer') THEN
+        CREATE ROLE memory_fabric_example_writer LOGIN;
+    END IF;
 END $$;
 SQL
 
@@ -32,9 +37,10 @@ fresh_db() { # name
 SET client_min_messages = warning;
 CREATE EXTENSION memory_fabric CASCADE;
 GRANT memory_fabric_agent TO memory_fabric_example_app;
-GRANT memory_fabric_reviewer TO memory_fabric_example_reviewer;
+GRANT memory_fabric_reviewer TO memory_fabric_example_reviewer, memory_fabric_example_writer;
 SELECT memory_fabric.grant_tenant('memory_fabric_example_app', 'acme');
 SELECT memory_fabric.grant_tenant('memory_fabric_example_reviewer', 'acme');
+SELECT memory_fabric.grant_tenant('memory_fabric_example_writer', 'acme');
 SQL
 }
 
@@ -46,7 +52,7 @@ for dir in "$MF_ROOT"/examples/*/; do
   fresh_db "$db"
   rc=0
   env PGHOST="$MF_PGHOST" PGPORT="$MF_PGPORT" PGDATABASE="$db" PGUSER=memory_fabric_example_app \
-      MF_EXAMPLE_REVIEWER=memory_fabric_example_reviewer MF_EXAMPLE_BUILD="$out/$name" MF_PG_BINDIR="$MF_PG_BINDIR" \
+      MF_EXAMPLE_REVIEWER=memory_fabric_example_reviewer MF_EXAMPLE_WRITER=memory_fabric_example_writer MF_EXAMPLE_BUILD="$out/$name" MF_PG_BINDIR="$MF_PG_BINDIR" \
       bash "$dir/run.sh" > "$out/$name.log" 2>&1 || rc=$?
   sed 's/^/    /' "$out/$name.log"
   if [ $rc = 0 ]; then

@@ -669,29 +669,34 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION 'candidate or memory "%" does not exist', memory_history.id USING ERRCODE = 'no_data_found';
     END IF;
-    PERFORM memory_fabric._require_tenant(cand.tenant_id);
+    -- another tenant's id gives the very error an unknown one gives
+    PERFORM memory_fabric._require_row_tenant(cand.tenant_id,
+        pg_catalog.format('candidate or memory "%s" does not exist', memory_history.id));
     SELECT p.id INTO mem FROM memory_fabric.promoted_memory p WHERE p.candidate_id = cand.id;
     RETURN QUERY
     SELECT h.at, h.stage, h.ref, h.detail FROM (
         SELECT cand.captured_at AS at, 1 AS o, 'captured' AS stage, cand.id AS ref,
-               jsonb_build_object('source', cand.source, 'actor', cand.actor, 'classification', cand.classification,
-                                  'text', cand.text, 'redactions', cand.redaction_count, 'supersedes', cand.supersedes) AS detail
+               jsonb_build_object('source', cand.source, 'actor', cand.actor, 'role', cand.captured_by,
+                                  'classification', cand.classification, 'text', cand.text,
+                                  'redactions', cand.redaction_count, 'supersedes', cand.supersedes) AS detail
         UNION ALL
         SELECT r.reviewed_at, 2, 'reviewed', r.id,
                jsonb_strip_nulls(jsonb_build_object('status', r.status, 'tier', r.proposed_tier, 'priority', r.priority_score,
                    'reviewer', r.reviewer, 'reason', r.reason, 'duplicate_of', r.duplicate_of_id,
                    'contradicts', r.contradicts_id, 'resolution', r.contradiction_resolution,
-                   'consent_id', r.consent_id, 'rejection_of', r.rejection_of_id, 'policy_version', r.policy_version))
+                   'consent_id', r.consent_id, 'rejection_of', r.rejection_of_id, 'policy_version', r.policy_version,
+                   'role', r.reviewed_by))
         FROM memory_fabric.reviews r WHERE r.candidate_id = cand.id
         UNION ALL
         SELECT d.decided_at, 3, 'decided', d.id,
-               jsonb_strip_nulls(jsonb_build_object('action', d.action, 'by', d.decided_by, 'notes', d.notes,
-                                                    'new_candidate', d.new_candidate_id))
+               jsonb_strip_nulls(jsonb_build_object('action', d.action, 'by', d.decided_by, 'role', d.decided_by_role,
+                                                    'notes', d.notes, 'new_candidate', d.new_candidate_id))
         FROM memory_fabric.decisions d WHERE d.candidate_id = cand.id
         UNION ALL
         SELECT p.promoted_at, 4, 'promoted', p.id,
                jsonb_strip_nulls(jsonb_build_object('tier', p.tier, 'priority', p.priority, 'by', p.promoted_by,
-                   'expires_at', p.expires_at, 'supersedes', p.supersedes_id, 'consent_id', p.consent_id))
+                   'role', p.promoted_by_role, 'expires_at', p.expires_at, 'supersedes', p.supersedes_id,
+                   'consent_id', p.consent_id))
         FROM memory_fabric.promoted_memory p WHERE p.id = mem
         UNION ALL
         SELECT p.retracted_at, 5, 'retracted', p.id,

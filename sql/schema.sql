@@ -337,6 +337,26 @@ END
 $$;
 -- END upgrade 0.6.0
 
+-- 0.7.0: who did it is the database role that called (the role before SECURITY DEFINER),
+-- recorded beside any display name the caller gave; NULL on rows written before 0.7.0.
+ALTER TABLE memory_fabric.candidates ADD COLUMN captured_by text;
+ALTER TABLE memory_fabric.reviews ADD COLUMN reviewed_by text;
+ALTER TABLE memory_fabric.decisions ADD COLUMN decided_by_role text;
+ALTER TABLE memory_fabric.promoted_memory ADD COLUMN promoted_by_role text;
+ALTER TABLE memory_fabric.events ADD COLUMN actor_role text;
+COMMENT ON COLUMN memory_fabric.candidates.captured_by IS 'The database role that captured it';
+COMMENT ON COLUMN memory_fabric.reviews.reviewed_by IS 'The database role that ran the review';
+COMMENT ON COLUMN memory_fabric.decisions.decided_by_role IS 'The database role that decided (decided_by is the name it gave)';
+COMMENT ON COLUMN memory_fabric.promoted_memory.promoted_by_role IS 'The database role that promoted it (promoted_by is the approver''s name, or auto)';
+COMMENT ON COLUMN memory_fabric.events.actor_role IS 'The database role that acted (actor is the name it gave, else the role)';
+-- A grant is bound to the role's OID: a role dropped and created again under the same name is
+-- another role and does not inherit the grant. role_name keeps the name it was granted under.
+ALTER TABLE memory_fabric.tenant_grants ADD COLUMN role_oid oid;
+COMMENT ON COLUMN memory_fabric.tenant_grants.role_oid IS 'The granted role''s OID, which the access check matches';
+DROP INDEX memory_fabric.tenant_grants_active;
+CREATE UNIQUE INDEX tenant_grants_active ON memory_fabric.tenant_grants (role_oid, tenant_id)
+    WHERE revoked_at IS NULL;
+
 DO $$
 DECLARE
     t text;

@@ -22,6 +22,17 @@ extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     gucs::init();
+    // pgrx puts a Rust backtrace into the DETAIL of every error that passed through Rust when
+    // the server's environment enables backtraces (RUST_BACKTRACE=1). A client must never see
+    // one: RUST_LIB_BACKTRACE, which std::backtrace reads before RUST_BACKTRACE, turns capture
+    // off in this process (tests/shell/backtraces.sh).
+    std::env::set_var("RUST_LIB_BACKTRACE", "0");
+    // The core's long loops (redaction, embedding) honour a cancel or a statement_timeout.
+    memory_fabric_core::interrupt::set_hook(check_for_interrupts);
+}
+
+fn check_for_interrupts() {
+    pgrx::check_for_interrupts!();
 }
 
 #[cfg(any(test, feature = "pg_test"))]

@@ -26,8 +26,8 @@ const CURRENT: &str = "SELECT version, xmin::text FROM memory_fabric.policies \
      WHERE tenant_id = $1 OR tenant_id = '*' ORDER BY tenant_id = '*', version DESC LIMIT 1";
 const BODY: &str = "SELECT body::text FROM memory_fabric.policies WHERE version = $1";
 
-/// The policy in force for `tenant_id`: its own newest version, else the newest default.
-pub fn for_tenant(client: &SpiClient<'_>, tenant_id: &str) -> Rc<LoadedPolicy> {
+/// The version of the policy in force for `tenant_id`, and its row's xmin, unparsed.
+fn current(client: &SpiClient<'_>, tenant_id: &str) -> (i32, String) {
     let row = client
         .select(&*plan(client, CURRENT, &[TEXT], false), Some(1), &[tenant_id.into()])
         .and_then(|t| t.first().get_two::<i32, String>())
@@ -35,7 +35,19 @@ pub fn for_tenant(client: &SpiClient<'_>, tenant_id: &str) -> Rc<LoadedPolicy> {
     let (Some(version), Some(xmin)) = row else {
         error!("memory_fabric: no policy found, not even the default '*' policy");
     };
-    let key = (version, xmin);
+    (version, xmin)
+}
+
+/// The version of the policy in force for `tenant_id`, without parsing it: set_policy() patches
+/// a stored policy that no longer validates (one written before a limit was added).
+pub fn current_version(client: &SpiClient<'_>, tenant_id: &str) -> i32 {
+    current(client, tenant_id).0
+}
+
+/// The policy in force for `tenant_id`: its own newest version, else the newest default.
+pub fn for_tenant(client: &SpiClient<'_>, tenant_id: &str) -> Rc<LoadedPolicy> {
+    let key = current(client, tenant_id);
+    let version = key.0;
     if let Some(p) = CACHE.with(|c| c.borrow().get(&key).cloned()) {
         return p;
     }

@@ -29,12 +29,26 @@ pub struct Candidate {
     pub metadata: String,
     pub supersedes: Option<String>,
     pub erased: bool,
+    /// The role that captured it (NULL before 0.7.0 recorded roles).
+    pub captured_by: Option<String>,
 }
 
 const CANDIDATE: &str = "SELECT id, tenant_id, user_id, intent_id, source, text, evidence_refs::text, \
      jsonb_array_length(evidence_refs), classification, extract(epoch FROM captured_at)::float8, entity, \
      predicate, value::text, write_class, confidence, actor, embedding::real[], embedding_model, content_hash, \
-     metadata::text, supersedes, erased_at IS NOT NULL FROM memory_fabric.candidates WHERE id = $1";
+     metadata::text, supersedes, erased_at IS NOT NULL, captured_by FROM memory_fabric.candidates WHERE id = $1";
+
+/// P0002 for a candidate id: unknown, or of a tenant the caller is not granted.
+pub fn candidate_not_found(id: &str) -> Error {
+    Error::new(Kind::NotFound, format!("candidate \"{id}\" does not exist"))
+}
+
+/// The candidate, if the caller may act for its tenant (see security::require_row_tenant), or P0002.
+pub fn candidate_for_caller(client: &SpiClient<'_>, id: &str) -> Candidate {
+    let c = candidate(client, id);
+    crate::security::require_row_tenant(client, &c.tenant_id, || candidate_not_found(id));
+    c
+}
 
 /// The candidate, or P0002.
 pub fn candidate(client: &SpiClient<'_>, id: &str) -> Candidate {
@@ -42,7 +56,7 @@ pub fn candidate(client: &SpiClient<'_>, id: &str) -> Candidate {
         .select(&*plan(client, CANDIDATE, &[TEXT], false), Some(1), &[id.into()])
         .unwrap_or_else(|e| error!("memory_fabric: cannot read candidate: {e}"));
     let Some(r) = t.into_iter().next() else {
-        raise(Error::new(Kind::NotFound, format!("candidate \"{id}\" does not exist")));
+        raise(candidate_not_found(id));
     };
     Candidate {
         id: col(&r, 1).unwrap_or_default(),
@@ -67,6 +81,7 @@ pub fn candidate(client: &SpiClient<'_>, id: &str) -> Candidate {
         metadata: col(&r, 20).unwrap_or_else(|| "{}".into()),
         supersedes: col(&r, 21),
         erased: col(&r, 22).unwrap_or(false),
+        captured_by: col(&r, 23),
     }
 }
 
@@ -218,10 +233,23 @@ pub fn clock(client: &SpiClient<'_>) -> pgrx::datum::TimestampWithTimeZone {
         .unwrap_or_else(|| error!("memory_fabric: no clock"))
 }
 
-/// Checks a required, non-blank text argument (22023).
+/// Checks a display name argument: approver, editor, retracted_by (22023 / 54000, see
+/// memory_fabric_core::args::name).
+pub fn require_name(field: &str, v: Option<&str>) -> String {
+    memory_fabric_core::args::name(field, v).unwrap_or_else(|e| raise(e)).to_owned()
+}
+
+/// Checks a required free-text argument, a reason (22023 / 54000).
+pub fn require_reason(field: &str, v: Option<&str>) -> String {
+    memory_fabric_core::args::reason(field, v).unwrap_or_else(|e| raise(e)).to_owned()
+}
+
+/// Checks an optional free-text argument, a note (54000 when too long).
+pub fn require_note<'a>(field: &str, v: Option<&'a str>) -> Option<&'a str> {
+    memory_fabric_core::args::note(field, v).unwrap_or_else(|e| raise(e))
+}
+
+/// Checks a required, non-blank text argument, an id or a key (22023; 54000 past 8192 bytes).
 pub fn require_text(name: &str, v: Option<&str>) -> String {
-    match v {
-        Some(s) if !s.trim().is_empty() => s.to_owned(),
-        _ => raise(Error::invalid(format!("{name} must not be null or empty"))),
-    }
+    require_reason(name, v)
 }

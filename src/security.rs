@@ -14,7 +14,7 @@ use crate::error::raise;
 use crate::events;
 use crate::gucs;
 use crate::rows::require_text;
-use crate::spi::{col, plan, TEXT};
+use crate::spi::{col, plan, OID, TEXT};
 use memory_fabric_core::{Error, Kind};
 use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
@@ -53,6 +53,54 @@ pub fn caller_name(client: &SpiClient<'_>) -> String {
         .unwrap_or_else(|| "?".into())
 }
 
+/// What the caller's grants let it claim and do beyond an agent's: (reviewer, admin). A reviewer
+/// is a role that may execute memory_fabric.approve(), an admin one that may execute
+/// memory_fabric.set_policy() (superusers and the extension's owner are both).
+pub fn caller_powers(client: &SpiClient<'_>) -> (bool, bool) {
+    let p = plan(
+        client,
+        "SELECT pg_catalog.has_function_privilege($1, 'memory_fabric.approve(text, text, text)', 'EXECUTE'), \
+                pg_catalog.has_function_privilege($1, 'memory_fabric.set_policy(text, jsonb, text)', 'EXECUTE')",
+        &[OID],
+        false,
+    );
+    let (reviewer, admin) = client
+        .select(&*p, Some(1), &[caller().into()])
+        .and_then(|t| t.first().get_two::<bool, bool>())
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read privileges: {e}"));
+    (reviewer == Some(true), admin == Some(true))
+}
+
+/// Refuses (42501) a source the caller's grants do not allow it to claim: any role that may
+/// capture claims "agent"; "operator" takes a reviewer, "system" an admin.
+pub fn require_source_claim(client: &SpiClient<'_>, source: &str) {
+    let needs = match source {
+        "operator" => "a reviewer",
+        "system" => "an admin",
+        _ => return,
+    };
+    let (reviewer, admin) = caller_powers(client);
+    if (source == "operator" && !reviewer) || (source == "system" && !admin) {
+        raise(
+            denied(format!("role \"{}\" cannot capture with source \"{source}\"", caller_name(client)))
+                .detail(format!("Source \"{source}\" is claimed by {needs} role; an agent captures with source \"agent\"."))
+                .hint("Capture with source => 'agent', or ask a reviewer to capture the fact."),
+        );
+    }
+}
+
+/// Whether `role` (a role name recorded on a row) is the caller for four eyes: the same role, or
+/// one that is a member of the other (either can act as the other). A role that no longer
+/// exists is nobody. Superuser status is not membership here: every role is not a superuser's.
+pub fn is_caller(client: &SpiClient<'_>, role: &str) -> bool {
+    let oid: Option<pg_sys::Oid> = client
+        .select(&*plan(client, "SELECT oid FROM pg_catalog.pg_roles WHERE rolname = $1", &[TEXT], false), Some(1), &[role.into()])
+        .and_then(|t| if t.is_empty() { Ok(None) } else { t.first().get_one::<pg_sys::Oid>() })
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read roles: {e}"));
+    let me = caller();
+    oid.is_some_and(|o| unsafe { o == me || pg_sys::is_member_of_role_nosuper(me, o) || pg_sys::is_member_of_role_nosuper(o, me) })
+}
+
 /// The pinned tenant exactly as set, if any (unset and empty both mean none). Never trimmed:
 /// the grant check, row-level security and the rows compare the same bytes.
 pub fn pin() -> Option<String> {
@@ -61,7 +109,7 @@ pub fn pin() -> Option<String> {
 
 /// (is the caller the extension's owner, does it hold a live grant for the tenant or for '*')
 const ACCESS: &str = "SELECT coalesce((SELECT e.extowner = $2 FROM pg_catalog.pg_extension e WHERE e.extname = 'memory_fabric'), false), \
-     EXISTS (SELECT 1 FROM memory_fabric.tenant_grants g JOIN pg_catalog.pg_roles r ON r.rolname = g.role_name \
+     EXISTS (SELECT 1 FROM memory_fabric.tenant_grants g JOIN pg_catalog.pg_roles r ON r.oid = g.role_oid \
              WHERE g.revoked_at IS NULL AND (g.tenant_id = $1 OR g.tenant_id = '*') \
                AND pg_catalog.pg_has_role($2, r.oid, 'USAGE'))";
 
@@ -115,11 +163,36 @@ pub fn require_tenant(client: &SpiClient<'_>, tenant: &str) {
     }
 }
 
+/// Refuses a row the caller found by its id unless the caller may act for the row's tenant. A
+/// caller with no grant for that tenant gets `not_found()`, the very error an unknown id gives,
+/// so an id cannot tell it which tenants exist or what they are called; a caller granted the
+/// tenant gets require_tenant()'s own errors (the pin, 42501).
+pub fn require_row_tenant(client: &SpiClient<'_>, tenant: &str, not_found: impl FnOnce() -> Error) {
+    if caller_is_superuser() {
+        return;
+    }
+    let (owner, granted) = access(client, tenant);
+    if owner {
+        return;
+    }
+    if !granted {
+        raise(not_found());
+    }
+    require_pin(client, tenant);
+}
+
 /// Internal: the tenant check, for the SQL functions (explain_recall, memory_history).
 #[pg_extern(volatile, parallel_unsafe)]
 fn _require_tenant(tenant_id: Option<&str>) {
     let t = crate::rows::require_tenant_id(tenant_id);
     Spi::connect(|client| require_tenant(client, &t));
+}
+
+/// Internal: the check of a row found by its id, for memory_history (SECURITY DEFINER, so row-level
+/// security does not hide the row): P0002 with `not_found` unless the caller may read the tenant.
+#[pg_extern(volatile, parallel_unsafe)]
+fn _require_row_tenant(tenant_id: &str, not_found: &str) {
+    Spi::connect(|client| require_row_tenant(client, tenant_id, || Error::new(Kind::NotFound, not_found)));
 }
 
 thread_local! {
@@ -172,9 +245,10 @@ fn _pin_allowed() -> bool {
     _visible_tenant().is_some()
 }
 
-const ACTIVE: &str = "SELECT id FROM memory_fabric.tenant_grants WHERE role_name = $1 AND tenant_id = $2 \
+const ACTIVE: &str = "SELECT id FROM memory_fabric.tenant_grants WHERE role_oid = (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = $1) AND tenant_id = $2 \
      AND revoked_at IS NULL";
-const INSERT: &str = "INSERT INTO memory_fabric.tenant_grants (id, role_name, tenant_id, granted_by) VALUES ($1, $2, $3, $4)";
+const INSERT: &str = "INSERT INTO memory_fabric.tenant_grants (id, role_name, tenant_id, granted_by, role_oid) \
+     SELECT $1, $2, $3, $4, r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = $2";
 const REVOKE: &str = "UPDATE memory_fabric.tenant_grants SET revoked_at = pg_catalog.clock_timestamp(), revoked_by = $2 \
      WHERE id = $1";
 

@@ -19,6 +19,7 @@ pub const FLOAT4_ARRAY: PgOid = PgOid::BuiltIn(BuiltinOid::FLOAT4ARRAYOID);
 pub const TEXT_ARRAY: PgOid = PgOid::BuiltIn(BuiltinOid::TEXTARRAYOID);
 pub const BOOL: PgOid = PgOid::BuiltIn(BuiltinOid::BOOLOID);
 pub const INT8: PgOid = PgOid::BuiltIn(BuiltinOid::INT8OID);
+pub const OID: PgOid = PgOid::BuiltIn(BuiltinOid::OIDOID);
 pub const TIMESTAMPTZ: PgOid = PgOid::BuiltIn(BuiltinOid::TIMESTAMPTZOID);
 
 /// The kept plan for `sql`, prepared on first use in this backend. Every write goes through a
@@ -33,9 +34,21 @@ pub fn plan(client: &SpiClient<'_>, sql: &str, types: &[PgOid], mutating: bool) 
     }
     let prepared = if mutating { client.prepare_mut(sql, types) } else { client.prepare(sql, types) };
     let p = Rc::new(prepared.unwrap_or_else(|e| pgrx::error!("memory_fabric: cannot prepare statement: {e}")).keep());
-    PLANS.with(|m| m.borrow_mut().insert(sql.to_owned(), p.clone()));
+    PLANS.with(|m| {
+        let mut m = m.borrow_mut();
+        // A few statements name an embedding model or a dimension in their text (an index must
+        // match them), so a backend that sees many models would keep a plan for each: past
+        // PLANS_MAX the kept plans are dropped and prepared again as they are used.
+        if m.len() >= PLANS_MAX {
+            m.clear();
+        }
+        m.insert(sql.to_owned(), p.clone());
+    });
     p
 }
+
+/// Most statements a backend keeps planned (the fixed ones number about 80).
+pub const PLANS_MAX: usize = 256;
 
 /// The quoted schema pgvector is installed in, to qualify its type and operators: our SQL must
 /// not depend on the caller's search_path.

@@ -8,9 +8,10 @@ human review queue of its tenant, and approves or rejects what waits there.
   python3 reviewer.py CONNINFO --tenant acme --as op:ana --reject mc_... --reason "wrong depot"
   python3 reviewer.py CONNINFO --tenant acme --as op:ana --watch --decide approve --max 1 --timeout 30
 
-The role needs memory_fabric_reviewer and a grant for the tenant. Notifications carry only
-opaque ids (any connected role may listen), so the process reads the queue itself, through
-row-level security, for the tenant it is pinned to. Four eyes: the capture's actor cannot approve.
+The role needs memory_fabric_reviewer and a grant for the tenant. A notification says only that
+something was queued (any connected role may listen), so the process reads the queue itself,
+through row-level security, for the tenant it is pinned to. Four eyes: the role (and the actor
+name) that captured a candidate cannot approve it.
 """
 import argparse
 import sys

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python examples: an agent's memory (memory_agent.py) and the operator's reviewer
 # (reviewer.py), with the dependencies pinned in requirements.txt, in their own virtualenv.
-# Run by ../run.sh, which sets PGHOST, PGPORT, PGDATABASE, PGUSER and MF_EXAMPLE_REVIEWER.
+# Run by ../run.sh, which sets PGHOST, PGPORT, PGDATABASE, PGUSER, MF_EXAMPLE_REVIEWER and
+# MF_EXAMPLE_WRITER.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 venv=${MF_EXAMPLE_BUILD:-$here/.build}/venv
@@ -20,7 +21,10 @@ log=${MF_EXAMPLE_BUILD:-$here/.build}/reviewer.log
 # wait until the reviewer is listening
 for _ in $(seq 300); do grep -q '^listening' "$log" && break; sleep 0.1; done
 psql_app() { "$MF_PG_BINDIR/psql" -XAtq -v ON_ERROR_STOP=1 -c "SELECT set_config('memory_fabric.tenant_id', 'acme', false)" -c "$1" | tail -1; }
-cid=$(psql_app "SELECT id FROM memory_fabric.capture_memory('acme', 'Refunds above 500 euros need a manager sign-off.', 'operator', 'INTERNAL', actor => 'op:writer')")
+# an operator's fact is written by a reviewer role (an agent cannot claim source operator), and
+# approved by another (four eyes compares roles)
+psql_writer() { PGUSER=$MF_EXAMPLE_WRITER psql_app "$1"; }
+cid=$(psql_writer "SELECT id FROM memory_fabric.capture_memory('acme', 'Refunds above 500 euros need a manager sign-off.', 'operator', 'INTERNAL', actor => 'op:writer')")
 [ "$(psql_app "SELECT reviewer FROM memory_fabric.review_candidate('$cid')")" = human ]
 rc=0; wait $rpid || rc=$?
 cat "$log"
@@ -32,7 +36,7 @@ grep -q "^approved $cid: promoted as pm_" "$log" || { echo "reviewer.py did not 
 echo "reviewer.py approved $cid on its notification; recall returns it"
 
 # 3. The same reviewer from the command line: --list shows the queue, --reject decides.
-cid2=$(psql_app "SELECT id FROM memory_fabric.capture_memory('acme', 'Returns go to the Porto depot.', 'operator', 'INTERNAL', actor => 'op:writer')")
+cid2=$(psql_writer "SELECT id FROM memory_fabric.capture_memory('acme', 'Returns go to the Porto depot.', 'operator', 'INTERNAL', actor => 'op:writer')")
 [ "$(psql_app "SELECT reviewer FROM memory_fabric.review_candidate('$cid2')")" = human ]
 listed=$("$py" "$here/reviewer.py" "user=$MF_EXAMPLE_REVIEWER" --tenant acme --as op:ana --list)
 echo "$listed"

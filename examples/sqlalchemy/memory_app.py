@@ -5,7 +5,7 @@
    application's own embedding, let the extension review them, promote the ones it clears,
    and recall by vector.
 2. As the reviewer (MF_EXAMPLE_REVIEWER, a member of memory_fabric_reviewer): an operator's
-   capture waits in the human queue; find it through the ORM, approve it, and read the
+   capture (written by MF_EXAMPLE_WRITER, another reviewer role) waits in the human queue; find it through the ORM, approve it, and read the
    promoted memory, its review and its candidate through the ORM.
 3. The mapping is read-only: the database refuses an ORM insert or update (42501).
 
@@ -17,10 +17,13 @@ The database side is set up once by an administrator (see ../run.sh):
     CREATE EXTENSION memory_fabric CASCADE;
     CREATE ROLE app LOGIN IN ROLE memory_fabric_agent;
     CREATE ROLE reviewer LOGIN IN ROLE memory_fabric_reviewer;
+    CREATE ROLE writer LOGIN IN ROLE memory_fabric_reviewer;
     SELECT memory_fabric.grant_tenant('app', 'acme');
     SELECT memory_fabric.grant_tenant('reviewer', 'acme');
+    SELECT memory_fabric.grant_tenant('writer', 'acme');
 
-Run: PGHOST=... PGPORT=... PGDATABASE=... PGUSER=app MF_EXAMPLE_REVIEWER=reviewer python3 memory_app.py
+Run: PGHOST=... PGPORT=... PGDATABASE=... PGUSER=app MF_EXAMPLE_REVIEWER=reviewer MF_EXAMPLE_WRITER=writer \
+     python3 memory_app.py
 """
 from __future__ import annotations
 
@@ -147,12 +150,14 @@ def check_mapping(engine: Engine) -> None:
     print(f"reviewer: the mapping of {len(Base.metadata.tables)} tables and views matches the database")
 
 
-def reviewer(engine: Engine) -> None:
+def reviewer(engine: Engine, writer: Engine) -> None:
     check_mapping(engine)
     Sessions = tenant_sessionmaker(engine, TENANT)
 
-    # 2. An operator's capture is durable: the review sends it to the human queue.
-    with Sessions.begin() as session:
+    # 2. An operator's capture is durable: the review sends it to the human queue. An operator's
+    # fact is written by a reviewer role (an agent cannot claim source operator), and another role
+    # approves it (four eyes compares database roles).
+    with tenant_sessionmaker(writer, TENANT).begin() as session:
         cand = capture(session, "Refunds above 500 euros need a manager sign-off.", "operator", actor="op:writer")
         status, by, _ = review(session, cand.id)
         assert (status, by) == ("pending_promotion", "human"), (status, by)
@@ -167,7 +172,7 @@ def reviewer(engine: Engine) -> None:
         mine = [q for q in queued if q.candidate_id == cid]
         assert len(mine) == 1 and mine[0].proposed_tier == "durable" and mine[0].actor == "op:writer", queued
         assert mine[0].candidate.source == "operator", mine[0].candidate.source
-        # approve (four eyes: the approver is not the capture's actor) promotes it
+        # approve (four eyes: the approving role and name are not the capture's) promotes it
         pm = func.memory_fabric.approve(cid, "op:ana").table_valued(column("id", Text))
         mid: str = session.execute(select(pm.c.id)).scalar_one()
         print(f"approved {cid} as op:ana: promoted as {mid}")
@@ -224,7 +229,7 @@ def reviewer(engine: Engine) -> None:
 
 def main() -> int:
     agent(engine_for(os.environ["PGUSER"]))
-    reviewer(engine_for(os.environ["MF_EXAMPLE_REVIEWER"]))
+    reviewer(engine_for(os.environ["MF_EXAMPLE_REVIEWER"]), engine_for(os.environ["MF_EXAMPLE_WRITER"]))
     print("ok")
     return 0
 

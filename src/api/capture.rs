@@ -12,9 +12,9 @@ use pgrx::spi::SpiClient;
 const INSERT: &str = "INSERT INTO memory_fabric.candidates \
     (id, tenant_id, user_id, intent_id, source, text, evidence_refs, classification, entity, \
      predicate, value, write_class, confidence, actor, embedding, embedding_model, content_hash, \
-     supersedes, metadata, redaction_count, redaction_rules, policy_version) \
+     supersedes, metadata, redaction_count, redaction_rules, policy_version, captured_by) \
     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $16, \
-            $17, $18, $19::jsonb, $20, $21, $22)";
+            $17, $18, $19::jsonb, $20, $21, $22, pg_catalog.pg_get_userbyid($23))";
 
 const MODEL_DIMS: &str = "SELECT dimensions, xmin::text::bigint \
      FROM memory_fabric.embedding_models WHERE tenant_id = $1 AND model = $2";
@@ -188,6 +188,14 @@ fn _capture(
             crate::rows::require_tenant_id(Some(t));
             crate::security::require_tenant(client, t);
         }
+        if let Some(a) = actor {
+            crate::rows::require_name("actor", Some(a));
+        }
+        // Which sources the caller's grants let it claim: an agent cannot pass as an operator
+        // or the system, whose memories outrank and supersede its own.
+        if let Some(s) = source {
+            crate::security::require_source_claim(client, s);
+        }
         if write_class == Some("correction") {
             crate::api::governance::require_correction_writer(client);
         }
@@ -247,7 +255,7 @@ pub fn capture(client: &mut SpiClient<'_>, input: &CaptureInput<'_>, caller_vec:
         INSERT,
         &[
             TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, FLOAT8, TEXT,
-            FLOAT4_ARRAY, TEXT, TEXT, TEXT, TEXT, INT4, TEXT_ARRAY, INT4,
+            FLOAT4_ARRAY, TEXT, TEXT, TEXT, TEXT, INT4, TEXT_ARRAY, INT4, crate::spi::OID,
         ],
         true,
     );
@@ -278,6 +286,7 @@ pub fn capture(client: &mut SpiClient<'_>, input: &CaptureInput<'_>, caller_vec:
                 (prepared.redaction.count.min(i32::MAX as usize) as i32).into(),
                 prepared.redaction.rules.clone().into(),
                 pol.version.into(),
+                crate::security::caller().into(),
             ],
         )
         .unwrap_or_else(|e| error!("memory_fabric: cannot insert candidate: {e}"));

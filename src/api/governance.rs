@@ -18,24 +18,32 @@ use pgrx::spi::SpiClient;
 use serde_json::json;
 
 
+// The consent's subject is the memory's: its user ($2) when it has one, and its entity ($3) when
+// it has one, either as the subject itself or as "<kind>:<subject>" (customer:cus_77). A memory
+// with neither has no subject and no consent.
 const MATCHING_CONSENT: &str = "SELECT k.id FROM memory_fabric.consents k \
-     WHERE k.tenant_id = $1 AND (k.subject = $2 OR k.subject = $3) \
+     WHERE k.tenant_id = $1 AND ($2::text IS NOT NULL OR $3::text IS NOT NULL) \
+       AND ($2::text IS NULL OR k.subject = $2) \
+       AND ($3::text IS NULL OR k.subject = $3 \
+            OR (pg_catalog.strpos($3, ':') > 0 AND pg_catalog.substr($3, pg_catalog.strpos($3, ':') + 1) = k.subject)) \
        AND k.revoked_at IS NULL AND k.captured_at <= pg_catalog.clock_timestamp() \
        AND (k.valid_until IS NULL OR k.valid_until > pg_catalog.clock_timestamp()) \
        AND (pg_catalog.cardinality(k.predicates_allowed) = 0 OR $4 = ANY (k.predicates_allowed)) \
        AND (pg_catalog.cardinality(k.classifications_allowed) = 0 OR $5 = ANY (k.classifications_allowed)) \
-       AND ($6::text IS NULL OR k.purpose = $6) \
+       AND k.purpose = $6 \
        AND NOT EXISTS (SELECT 1 FROM memory_fabric.consents s WHERE s.supersedes = k.id AND s.tenant_id = k.tenant_id \
                        AND s.captured_at <= pg_catalog.clock_timestamp()) \
      ORDER BY k.captured_at DESC, k.id LIMIT 1";
 
-/// Review step 2: a live consent of the candidate's tenant for its subject (its user or its
-/// entity), its predicate, its classification and, when the capture names one in metadata.purpose,
-/// its purpose. A consent superseded by a newer record no longer matches.
-pub fn matching_consent(client: &SpiClient<'_>, c: &Candidate) -> Option<String> {
+/// Review step 2: a live consent of the candidate's tenant for its subject (every subject it
+/// names: its user and its entity), its predicate, its classification and its purpose: the one
+/// the capture names in metadata.purpose, else the policy's consent.default_purpose. A consent
+/// superseded by a newer record no longer matches.
+pub fn matching_consent(client: &SpiClient<'_>, c: &Candidate, default_purpose: &str) -> Option<String> {
     let purpose = serde_json::from_str::<serde_json::Value>(&c.metadata)
         .ok()
-        .and_then(|m| m.get("purpose").and_then(|p| p.as_str()).map(str::to_owned));
+        .and_then(|m| m.get("purpose").and_then(|p| p.as_str()).map(str::to_owned))
+        .unwrap_or_else(|| default_purpose.to_owned());
     let p = plan(client, MATCHING_CONSENT, &[TEXT, TEXT, TEXT, TEXT, TEXT, TEXT], false);
     client
         .select(
@@ -47,7 +55,7 @@ pub fn matching_consent(client: &SpiClient<'_>, c: &Candidate) -> Option<String>
                 c.entity.as_deref().into(),
                 c.predicate.as_deref().into(),
                 c.classification.as_str().into(),
-                purpose.as_deref().into(),
+                purpose.as_str().into(),
             ],
         )
         .unwrap_or_else(|e| error!("memory_fabric: cannot read consents: {e}"))
@@ -83,6 +91,12 @@ const CONSENT_INSERT: &str = "INSERT INTO memory_fabric.consents (id, tenant_id,
      classifications_allowed, basis, valid_until, evidence_refs, auditor_id, supersedes) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11)";
 
+/// Most elements in a consent's lists (predicates, classifications, evidence refs).
+const LIST_MAX: usize = 64;
+
+/// Largest policy patch, in bytes (the default policy is about 2 KB).
+const PATCH_MAX: usize = 256 * 1024;
+
 #[allow(clippy::too_many_arguments)]
 #[pg_extern(volatile, parallel_unsafe)]
 fn _record_consent(
@@ -98,14 +112,20 @@ fn _record_consent(
     supersedes: Option<&str>,
 ) -> String {
     let tenant = crate::rows::require_tenant_id(tenant_id);
-    let subject = require_text("subject", subject);
-    let purpose = require_text("purpose", purpose);
-    let basis = require_text("basis", basis);
+    let subject = rows::require_name("subject", subject);
+    let purpose = rows::require_name("purpose", purpose);
+    let basis = rows::require_name("basis", basis);
+    let auditor_id = auditor_id.map(|a| rows::require_name("auditor_id", Some(a)));
+    let auditor_id = auditor_id.as_deref();
     let list = |name: &str, v: Option<Vec<Option<String>>>| -> Vec<String> {
-        v.unwrap_or_default()
-            .into_iter()
+        let v = v.unwrap_or_default();
+        if v.len() > LIST_MAX {
+            raise(Error::limit(format!("{name} has too many elements"))
+                .detail(format!("It has {}; at most {LIST_MAX} are allowed.", v.len())));
+        }
+        v.into_iter()
             .map(|x| match x {
-                Some(s) if !s.trim().is_empty() => s,
+                Some(s) if !s.trim().is_empty() => rows::require_name(name, Some(&s)),
                 _ => raise(Error::invalid(format!("{name} must not contain NULL or empty elements"))),
             })
             .collect()
@@ -114,7 +134,14 @@ fn _record_consent(
     let classifications = list("classifications_allowed", classifications_allowed);
     let refs = evidence_refs.unwrap_or("[]");
     match serde_json::from_str::<serde_json::Value>(refs) {
-        Ok(serde_json::Value::Array(a)) if a.iter().all(|x| x.as_str().is_some_and(|s| !s.trim().is_empty())) => {}
+        Ok(serde_json::Value::Array(a)) if a.iter().all(|x| x.as_str().is_some_and(|s| !s.trim().is_empty())) => {
+            if a.len() > LIST_MAX || a.iter().any(|x| x.as_str().is_some_and(|s| s.len() > memory_fabric_core::args::NAME_MAX * 4)) {
+                raise(Error::limit("evidence_refs is too large").detail(format!(
+                    "At most {LIST_MAX} references of at most {} bytes each are allowed.",
+                    memory_fabric_core::args::NAME_MAX * 4
+                )));
+            }
+        }
         _ => raise(Error::invalid("evidence_refs must be a JSON array of non-empty strings")),
     }
     Spi::connect_mut(|client| {
@@ -183,7 +210,7 @@ const RETRACT_DEPENDENT: &str = "UPDATE memory_fabric.promoted_memory SET retrac
 #[pg_extern(volatile, parallel_unsafe)]
 fn _revoke_consent(consent_id: Option<&str>, reason: Option<&str>) -> String {
     let id = require_text("consent_id", consent_id);
-    let reason = require_text("reason", reason);
+    let reason = crate::rows::require_reason("reason", reason);
     Spi::connect_mut(|client| {
         rows::lock(client, &format!("consent:{id}"));
         let found = client
@@ -192,10 +219,11 @@ fn _revoke_consent(consent_id: Option<&str>, reason: Option<&str>) -> String {
             .into_iter()
             .next()
             .map(|r| (col::<String>(&r, 1).unwrap_or_default(), col::<bool>(&r, 2).unwrap_or(false)));
+        let not_found = || Error::new(Kind::NotFound, format!("consent \"{id}\" does not exist"));
         let Some((tenant, revoked)) = found else {
-            raise(Error::new(Kind::NotFound, format!("consent \"{id}\" does not exist")));
+            raise(not_found());
         };
-        require_tenant(client, &tenant);
+        crate::security::require_row_tenant(client, &tenant, not_found);
         if revoked {
             raise(Error::new(Kind::WrongState, format!("consent \"{id}\" is already revoked")));
         }
@@ -229,6 +257,10 @@ const POLICY_BODY: &str = "SELECT body::text FROM memory_fabric.policies WHERE v
 #[pg_extern(volatile, parallel_unsafe)]
 fn _set_policy(tenant_id: Option<&str>, patch: Option<&str>, note: Option<&str>) -> i32 {
     let tenant = crate::rows::require_tenant_id(tenant_id);
+    let note = rows::require_note("note", note);
+    if let Some(p) = patch.filter(|p| p.len() > PATCH_MAX) {
+        raise(Error::limit("patch is too large").detail(format!("It has {} bytes; at most {PATCH_MAX} are allowed.", p.len())));
+    }
     let patch: serde_json::Value = serde_json::from_str(patch.unwrap_or("null"))
         .unwrap_or_else(|_| raise(Error::invalid("patch is not valid JSON")));
     if !patch.is_object() {
@@ -242,9 +274,9 @@ fn _set_policy(tenant_id: Option<&str>, patch: Option<&str>, note: Option<&str>)
         // One change at a time per tenant: versions come from a sequence, so tenants never wait
         // for each other.
         rows::lock(client, &format!("policies:{tenant}"));
-        let current = policy::for_tenant(client, &tenant);
+        let current = policy::current_version(client, &tenant);
         let mut body: serde_json::Value = client
-            .select(&*plan(client, POLICY_BODY, &[INT4], false), Some(1), &[current.version.into()])
+            .select(&*plan(client, POLICY_BODY, &[INT4], false), Some(1), &[current.into()])
             .and_then(|t| t.first().get_one::<String>())
             .ok()
             .flatten()
@@ -287,7 +319,7 @@ const ERASE_MEMORIES: &str = "UPDATE memory_fabric.promoted_memory SET erased_at
 fn _forget_subject(tenant_id: Option<&str>, user_id: Option<&str>, reason: Option<&str>) -> Vec<i64> {
     let tenant = crate::rows::require_tenant_id(tenant_id);
     let subject = require_text("user_id", user_id);
-    let reason = require_text("reason", reason);
+    let reason = crate::rows::require_reason("reason", reason);
     Spi::connect_mut(|client| {
         require_tenant(client, &tenant);
         rows::lock(client, &format!("subject:{tenant}:{subject}"));

@@ -8,7 +8,7 @@ use crate::error::raise;
 use crate::events;
 use crate::policy;
 use crate::rows::{self, Candidate, Review};
-use crate::spi::{col, plan, BOOL, FLOAT8, INT8, TEXT, TIMESTAMPTZ};
+use crate::spi::{col, plan, BOOL, FLOAT8, INT8, OID, TEXT, TIMESTAMPTZ};
 use memory_fabric_core::capture::CaptureInput;
 use memory_fabric_core::policy::Tier;
 use memory_fabric_core::{Error, Kind};
@@ -47,18 +47,17 @@ const INSERT: &str = "WITH t AS (SELECT $12::timestamptz AS now) \
      INSERT INTO memory_fabric.promoted_memory (id, candidate_id, review_id, tenant_id, user_id, intent_scope, text, \
         evidence_refs, classification, source, tier, priority, entity, predicate, value, write_class, confidence, \
         embedding, embedding_model, content_hash, consent_id, promoted_by, promoted_at, expires_at, \
-        in_contradiction, contradicts_id, supersedes_id) \
+        in_contradiction, contradicts_id, supersedes_id, promoted_by_role) \
      SELECT $1, c.id, $2, c.tenant_id, c.user_id, c.intent_id, c.text, c.evidence_refs, c.classification, c.source, \
         $3, $4, c.entity, c.predicate, c.value, c.write_class, c.confidence, c.embedding, c.embedding_model, \
-        c.content_hash, $5, $6, t.now, t.now + $7 * interval '1 second', $8, $9, $10 \
+        c.content_hash, $5, $6, t.now, t.now + $7 * interval '1 second', $8, $9, $10, pg_catalog.pg_get_userbyid($13) \
      FROM memory_fabric.candidates c, t WHERE c.id = $11";
 
 /// Promotes an open, reviewed candidate. `approved` is set only by approve(), after it has
 /// recorded the approval decision.
 pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<&str>, approved: bool) -> String {
     rows::lock(client, &format!("candidate:{candidate_id}"));
-    let c = rows::candidate(client, candidate_id);
-    crate::security::require_tenant(client, &c.tenant_id);
+    let c = rows::candidate_for_caller(client, candidate_id);
     // An erasure of the candidate's subject cannot interleave: forget_subject() takes the same
     // lock, so it either ran first (the candidate, read again, is erased) or waits and then
     // erases the new memory with the rest. Without it, a promotion could copy content that an
@@ -123,7 +122,7 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
     let ttl = Tier::parse(&r.tier).and_then(|t| pol.policy.ttl_of(t));
     let coexist = r.status == "contradicts" && r.resolution.as_deref() == Some("coexist");
     let promoted_by = approver.unwrap_or("auto");
-    let p = plan(client, INSERT, &[TEXT, TEXT, TEXT, FLOAT8, TEXT, TEXT, INT8, BOOL, TEXT, TEXT, TEXT, TIMESTAMPTZ], true);
+    let p = plan(client, INSERT, &[TEXT, TEXT, TEXT, FLOAT8, TEXT, TEXT, INT8, BOOL, TEXT, TEXT, TEXT, TIMESTAMPTZ, OID], true);
     client
         .update(
             &*p,
@@ -141,6 +140,7 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
                 supersedes.as_deref().into(),
                 c.id.as_str().into(),
                 now.into(),
+                crate::security::caller().into(),
             ],
         )
         .unwrap_or_else(|e| error!("memory_fabric: cannot promote: {e}"));
@@ -157,41 +157,65 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
 }
 
 const DECIDE: &str = "INSERT INTO memory_fabric.decisions (id, tenant_id, candidate_id, review_id, action, decided_by, \
-     notes, new_candidate_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+     notes, new_candidate_id, decided_by_role) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, pg_catalog.pg_get_userbyid($9))";
 
 fn record_decision(client: &mut SpiClient<'_>, c: &Candidate, review_id: Option<&str>, action: &str, by: &str, notes: Option<&str>, new_candidate: Option<&str>) -> String {
     let id = new_id("dc");
-    let p = plan(client, DECIDE, &[TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT], true);
+    let p = plan(client, DECIDE, &[TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, OID], true);
     client
         .update(
             &*p,
             None,
-            &[id.as_str().into(), c.tenant_id.as_str().into(), c.id.as_str().into(), review_id.into(), action.into(), by.into(), notes.into(), new_candidate.into()],
+            &[
+                id.as_str().into(),
+                c.tenant_id.as_str().into(),
+                c.id.as_str().into(),
+                review_id.into(),
+                action.into(),
+                by.into(),
+                notes.into(),
+                new_candidate.into(),
+                crate::security::caller().into(),
+            ],
         )
         .unwrap_or_else(|e| error!("memory_fabric: cannot record decision: {e}"));
     id
 }
 
-/// Records an approval (four eyes: not by the capture's actor) and promotes.
-pub fn approve(client: &mut SpiClient<'_>, candidate_id: &str, approver: &str, notes: Option<&str>) -> String {
-    rows::lock(client, &format!("candidate:{candidate_id}"));
-    let c = rows::candidate(client, candidate_id);
-    crate::security::require_tenant(client, &c.tenant_id);
-    rows::require_open(client, &c);
-    let r = promotable_review(client, &c);
+/// Four eyes: refuses (42501) an approval by the role that captured the candidate (or a role
+/// that is a member of it, or of which it is a member), and by the display name it captured
+/// under. Superusers and the extension's owner can write the tables directly, so for them only
+/// the display names are compared; so too for candidates captured before roles were recorded.
+fn require_second_pair_of_eyes(client: &SpiClient<'_>, c: &Candidate, approver: &str) {
+    let by_role = c.captured_by.as_deref().filter(|role| {
+        !crate::security::caller_is_administrator(client) && crate::security::is_caller(client, role)
+    });
+    if let Some(role) = by_role {
+        raise(Error::new(Kind::Privilege, format!("role \"{}\" cannot approve candidate \"{}\"", crate::security::caller_name(client), c.id))
+            .detail(format!("Role \"{role}\" captured it; four eyes: the approving role must be another role, not a member of it nor one it belongs to."))
+            .hint("Ask a reviewer logged in as another role to approve it."));
+    }
     if c.actor.as_deref() == Some(approver) {
         raise(Error::new(Kind::Privilege, format!("\"{approver}\" cannot approve candidate \"{}\"", c.id))
             .detail(format!("{approver} captured it; four eyes: the approver must differ from the capture's actor."))
             .hint("Ask another reviewer to approve it."));
     }
+}
+
+/// Records an approval (four eyes: not by the role or the actor that captured it) and promotes.
+pub fn approve(client: &mut SpiClient<'_>, candidate_id: &str, approver: &str, notes: Option<&str>) -> String {
+    rows::lock(client, &format!("candidate:{candidate_id}"));
+    let c = rows::candidate_for_caller(client, candidate_id);
+    rows::require_open(client, &c);
+    let r = promotable_review(client, &c);
+    require_second_pair_of_eyes(client, &c, approver);
     record_decision(client, &c, Some(&r.id), "approve", approver, notes, None);
     promote(client, candidate_id, Some(approver), true)
 }
 
 pub fn reject(client: &mut SpiClient<'_>, candidate_id: &str, approver: &str, reason: &str) -> String {
     rows::lock(client, &format!("candidate:{candidate_id}"));
-    let c = rows::candidate(client, candidate_id);
-    crate::security::require_tenant(client, &c.tenant_id);
+    let c = rows::candidate_for_caller(client, candidate_id);
     rows::require_open(client, &c);
     let r = rows::effective_review(client, &c.id);
     let id = record_decision(client, &c, r.as_ref().map(|r| r.id.as_str()), "reject", approver, Some(reason), None);
@@ -213,8 +237,7 @@ pub fn edit(
     notes: Option<&str>,
 ) -> String {
     rows::lock(client, &format!("candidate:{candidate_id}"));
-    let c = rows::candidate(client, candidate_id);
-    crate::security::require_tenant(client, &c.tenant_id);
+    let c = rows::candidate_for_caller(client, candidate_id);
     rows::require_open(client, &c);
     let mut metadata: serde_json::Value = serde_json::from_str(&c.metadata).unwrap_or_else(|_| json!({}));
     metadata["edited_from"] = json!(c.id);
@@ -267,10 +290,11 @@ pub fn retract(client: &mut SpiClient<'_>, memory_id: &str, reason: &str, retrac
         .into_iter()
         .next()
         .map(|r| (col::<String>(&r, 1).unwrap_or_default(), col::<String>(&r, 2), col::<String>(&r, 3)));
+    let not_found = || Error::new(Kind::NotFound, format!("memory \"{memory_id}\" does not exist"));
     let Some((tenant, retracted_at, by)) = row else {
-        raise(Error::new(Kind::NotFound, format!("memory \"{memory_id}\" does not exist")));
+        raise(not_found());
     };
-    crate::security::require_tenant(client, &tenant);
+    crate::security::require_row_tenant(client, &tenant, not_found);
     if let Some(at) = retracted_at {
         raise(wrong_state(format!("memory \"{memory_id}\" is already retracted"))
             .detail(format!("It was retracted at {at} by {}.", by.unwrap_or_default())));
@@ -300,24 +324,31 @@ pub fn retract(client: &mut SpiClient<'_>, memory_id: &str, reason: &str, retrac
 #[pg_extern(volatile, parallel_unsafe)]
 fn _promote(candidate_id: Option<&str>, approver: Option<&str>) -> String {
     let id = rows::require_text("candidate_id", candidate_id);
-    if let Some(a) = approver {
-        rows::require_text("approver", Some(a));
-    }
-    Spi::connect_mut(|client| promote(client, &id, approver, false))
+    let approver = approver.map(|a| rows::require_name("approver", Some(a)));
+    Spi::connect_mut(|client| {
+        // The approver's name is what metrics count as a human promotion: an agent cannot give one.
+        if approver.is_some() && !crate::security::caller_powers(client).0 {
+            raise(Error::new(Kind::Privilege, format!("role \"{}\" cannot name an approver", crate::security::caller_name(client)))
+                .detail("Only a role that may approve (a reviewer or an admin) promotes under a person's name.")
+                .hint("Call memory_fabric.promote() without approver."));
+        }
+        promote(client, &id, approver.as_deref(), false)
+    })
 }
 
 #[pg_extern(volatile, parallel_unsafe)]
 fn _approve(candidate_id: Option<&str>, approver: Option<&str>, notes: Option<&str>) -> String {
     let id = rows::require_text("candidate_id", candidate_id);
-    let approver = rows::require_text("approver", approver);
+    let approver = rows::require_name("approver", approver);
+    let notes = rows::require_note("notes", notes);
     Spi::connect_mut(|client| approve(client, &id, &approver, notes))
 }
 
 #[pg_extern(volatile, parallel_unsafe)]
 fn _reject(candidate_id: Option<&str>, approver: Option<&str>, reason: Option<&str>) -> String {
     let id = rows::require_text("candidate_id", candidate_id);
-    let approver = rows::require_text("approver", approver);
-    let reason = rows::require_text("reason", reason);
+    let approver = rows::require_name("approver", approver);
+    let reason = rows::require_reason("reason", reason);
     Spi::connect_mut(|client| reject(client, &id, &approver, &reason))
 }
 
@@ -333,7 +364,8 @@ fn _edit(
     notes: Option<&str>,
 ) -> String {
     let id = rows::require_text("candidate_id", candidate_id);
-    let editor = rows::require_text("editor", editor);
+    let editor = rows::require_name("editor", editor);
+    let notes = rows::require_note("notes", notes);
     let text = text.unwrap_or("");
     Spi::connect_mut(|client| edit(client, &id, &editor, text, classification, evidence_refs, value, notes))
 }
@@ -341,7 +373,7 @@ fn _edit(
 #[pg_extern(volatile, parallel_unsafe)]
 fn _retract(memory_id: Option<&str>, reason: Option<&str>, retracted_by: Option<&str>) -> String {
     let id = rows::require_text("memory_id", memory_id);
-    let reason = rows::require_text("reason", reason);
-    let by = rows::require_text("retracted_by", retracted_by);
+    let reason = rows::require_reason("reason", reason);
+    let by = rows::require_name("retracted_by", retracted_by);
     Spi::connect_mut(|client| retract(client, &id, &reason, &by))
 }

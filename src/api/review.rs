@@ -199,6 +199,37 @@ fn rejected_neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
         .collect()
 }
 
+/// Retracted memories in the candidate's scope (same tenant and user): the same content, or the
+/// nearest by vector (review step 7 queues a repeat of one for a human). Erased ones are gone.
+fn retracted_neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
+    let vs = vector_schema(client);
+    let user = same_user("m", c.user_id.is_none());
+    let sql = format!(
+        "SELECT {COLUMNS}, \
+                CASE WHEN m.embedding_model = $3 AND m.embedding IS NOT NULL AND $4::real[] IS NOT NULL \
+                     THEN 1 - (m.embedding OPERATOR({vs}.<=>) $4::real[]::{vs}.vector) END AS sim \
+         FROM memory_fabric.promoted_memory m JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
+         WHERE m.tenant_id = $1 AND {user} AND m.retracted_at IS NOT NULL AND m.erased_at IS NULL \
+         ORDER BY (m.content_hash = $5) DESC, sim DESC NULLS LAST, m.id LIMIT {K}"
+    );
+    let p = plan(client, &sql, &[TEXT, TEXT, TEXT, FLOAT4_ARRAY, TEXT], false);
+    client
+        .select(
+            &*p,
+            None,
+            &[
+                c.tenant_id.as_str().into(),
+                c.user_id.as_deref().into(),
+                c.embedding_model.as_str().into(),
+                c.embedding.clone().into(),
+                c.content_hash.as_str().into(),
+            ],
+        )
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read retracted memories: {e}"))
+        .map(|r| read_neighbor(&r, Some(12)))
+        .collect()
+}
+
 /// Whether the scope holds more than `limit` unretracted memories of the candidate's model that
 /// are cross-intent or of its intent: the rows the exact search visits (expiry is not looked at).
 /// Two index-only scans of promoted_scope, each stopping after `limit` + 1 entries.
@@ -278,14 +309,21 @@ pub fn verdict_for(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&s
     let consent = pol
         .policy
         .needs_consent(&c.classification, c.write_class.as_deref())
-        .then(|| match crate::api::governance::matching_consent(client, c) {
+        .then(|| match crate::api::governance::matching_consent(client, c, &pol.policy.consent_default_purpose) {
             Some(id) => Consent::Matched(id),
             None => Consent::Missing,
         });
     let rejected = rejected_neighbors(client, c);
+    let retracted = retracted_neighbors(client, c);
     let mut ns = neighbors(client, c);
     let judged = ask_judge(client, c, &mut ns, thresholds);
+    let refs: Vec<String> = serde_json::from_str::<Vec<serde_json::Value>>(&c.evidence_refs)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|r| r.as_str().map(str::to_owned))
+        .collect();
     let s = Subject {
+        evidence_refs: &refs,
         source: &c.source,
         classification: &c.classification,
         intent_id: c.intent_id.as_deref(),
@@ -300,25 +338,24 @@ pub fn verdict_for(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&s
         content_hash: &c.content_hash,
         supersedes: c.supersedes.as_deref(),
     };
-    let cx = Context { judge_configured: judged, force_human, rejected: &rejected, consent };
+    let cx = Context { judge_configured: judged, force_human, rejected: &rejected, retracted: &retracted, consent };
     (decide_with(&s, &ns, thresholds, &pol.policy, &cx), pol.version)
 }
 
 const INSERT: &str = "INSERT INTO memory_fabric.reviews (id, tenant_id, candidate_id, status, duplicate_of_id, \
      contradicts_id, contradiction_resolution, proposed_tier, priority_score, reviewer, reviewer_notes, reason, \
-     similarity, policy_version, consent_id, rejection_of_id) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)";
+     similarity, policy_version, consent_id, rejection_of_id, reviewed_by) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, pg_catalog.pg_get_userbyid($17))";
 
 /// Reviews one candidate and records the verdict; returns the review id.
 pub fn review(client: &mut SpiClient<'_>, candidate_id: &str, force_human: Option<&str>) -> String {
     rows::lock(client, &format!("candidate:{candidate_id}"));
-    let c = rows::candidate(client, candidate_id);
-    crate::security::require_tenant(client, &c.tenant_id);
+    let c = rows::candidate_for_caller(client, candidate_id);
     rows::require_open(client, &c);
     let (v, policy_version) = verdict_for(client, &c, force_human);
 
     let id = crate::api::capture::new_id("rv");
-    let p = plan(client, INSERT, &[TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, FLOAT8, TEXT, TEXT, TEXT, FLOAT8, INT4, TEXT, TEXT], true);
+    let p = plan(client, INSERT, &[TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, FLOAT8, TEXT, TEXT, TEXT, FLOAT8, INT4, TEXT, TEXT, crate::spi::OID], true);
     client
         .update(
             &*p,
@@ -340,6 +377,7 @@ pub fn review(client: &mut SpiClient<'_>, candidate_id: &str, force_human: Optio
                 policy_version.into(),
                 v.consent_id.as_deref().into(),
                 v.rejection_of.as_deref().into(),
+                crate::security::caller().into(),
             ],
         )
         .unwrap_or_else(|e| error!("memory_fabric: cannot record review: {e}"));
@@ -360,9 +398,9 @@ pub fn review(client: &mut SpiClient<'_>, candidate_id: &str, force_human: Optio
                              "tier": v.tier.as_str(), "reason": v.reason});
         events::emit(client, &c.tenant_id, "memory.queued", &c.id, None, payload);
         // Any role connected to the database can LISTEN (PostgreSQL has no privilege for it), so
-        // the notification carries opaque ids only: no tenant, no text. Reading the candidate
-        // still takes a grant and a pin.
-        events::notify(client, json!({"event": "memory.queued", "candidate_id": c.id, "review_id": id, "tier": v.tier.as_str()}));
+        // the notification says only that something was queued: no tenant, no id, no tier. A
+        // reviewer reads what it may see of the queue through review_queue (grant and pin).
+        events::notify(client, json!({"event": "memory.queued"}));
     }
     id
 }

@@ -27,10 +27,10 @@ fail=0
 check() { if eval "$2"; then echo "ok - $1"; else echo "not ok - $1"; fail=1; fi; }
 n=$(grep -c 'Asynchronous notification "memory_fabric"' <<<"$out" || true)
 check "exactly one notification" '[ "$n" = 1 ]'
-check "it is memory.queued for a durable candidate" \
-  'grep -q "\"event\":\"memory.queued\".*\"tier\":\"durable\"\|\"tier\":\"durable\".*\"event\":\"memory.queued\"" <<<"$out"'
-check "it names no tenant and carries no text (any role can LISTEN)" \
-  '! grep "Asynchronous notification" <<<"$out" | grep -q "t_notify\|tenant\|Depot"'
+check "it says memory.queued and nothing else" \
+  'grep "Asynchronous notification" <<<"$out" | grep -q "payload \"{\"event\":\"memory.queued\"}\""'
+check "it names no tenant, id, tier or text (any role can LISTEN)" \
+  '! grep "Asynchronous notification" <<<"$out" | grep -q "t_notify\|tenant\|Depot\|mc_\|rv_\|durable"'
 check "it arrives with the durable review, before the auto-tier one" \
   '[ "$(grep -n "Asynchronous notification" <<<"$out" | cut -d: -f1)" -lt "$(grep -n "after durable" <<<"$out" | cut -d: -f1)" ]'
 [ $fail = 0 ] || { echo "$out"; exit 1; }

@@ -53,8 +53,10 @@ SELECT v.status FROM memory_fabric.capture_memory('t_dup_other', 'The warehouse 
          'agent', 'INTERNAL') c, memory_fabric.review_candidate(c.id) r, pg_temp.verdict(r) v;
 
 -- Contradictions, each with a memory.contradiction event.
+-- (kb: is the tenant's own knowledge base; evidence only from doc:, web:, tool: or file: waits for a
+-- human, see security.sql section 15)
 SELECT id AS ret FROM memory_fabric.capture_memory('t_con', 'Returns are accepted within 30 days of delivery.',
-    'agent', 'PUBLIC', evidence_refs => '["doc:returns_v1"]') \gset
+    'agent', 'PUBLIC', evidence_refs => '["kb:returns_v1"]') \gset
 SELECT status FROM memory_fabric.review_candidate(:'ret');
 SELECT id AS ret_pm FROM memory_fabric.promote(:'ret') \gset
 -- a different number, same trust and evidence: the conservative default, block
