@@ -491,8 +491,13 @@ impl Policy {
             .get("default_purpose")
             .unwrap_or(&dconsent["default_purpose"])
             .as_str()
-            .filter(|s| !s.trim().is_empty() && s.len() <= 256)
-            .ok_or_else(|| Error::invalid("policy value \"consent.default_purpose\" must be a non-empty string of at most 256 bytes"))?
+            .filter(|s| !s.trim().is_empty() && s.len() <= crate::args::NAME_MAX)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "policy value \"consent.default_purpose\" must be a non-empty string of at most {} bytes",
+                    crate::args::NAME_MAX
+                ))
+            })?
             .to_owned();
 
         let consent_without_write_class = consent

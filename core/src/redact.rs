@@ -13,7 +13,9 @@ use std::sync::OnceLock;
 pub const CARD_REPLACEMENT: &str = "[REDACTED:payment_card]";
 
 /// The most a rule's pattern may compile to, in bytes (the regex crate's `size_limit`, which
-/// bounds each of the rule's compiled automata). A pattern over it is refused with 54000.
+/// bounds each of the rule's compiled automata). A pattern over it is refused with 54000. The
+/// regex crate does not report what a compiled regex uses, so a policy's own rules are bounded by
+/// this times `policy::REDACTION_RULES_MAX`, not by a measured total.
 pub const RULE_COMPILED_MAX_BYTES: usize = 256 * 1024;
 
 /// The capacity of a rule's lazy-DFA transition cache, in bytes (the regex crate's
@@ -21,11 +23,6 @@ pub const RULE_COMPILED_MAX_BYTES: usize = 256 * 1024;
 /// falls back to a slower engine), never wrong and never an error.
 pub const RULE_DFA_CACHE_MAX_BYTES: usize = 1024 * 1024;
 
-/// The compiled budget of a policy's own rules, in bytes. The regex crate does not report how
-/// much a compiled regex uses, so the budget is the per-rule limit times the rule cap
-/// (`policy::REDACTION_RULES_MAX`), each rule held to `RULE_COMPILED_MAX_BYTES`, rather than a
-/// measured total.
-pub const TENANT_RULES_COMPILED_BUDGET: usize = crate::policy::REDACTION_RULES_MAX * RULE_COMPILED_MAX_BYTES;
 
 /// Redaction checks for interrupts once per this many matches of one rule, and once per this
 /// many bytes of a walk over the text.

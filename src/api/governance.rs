@@ -64,23 +64,10 @@ pub fn matching_consent(client: &SpiClient<'_>, c: &Candidate, default_purpose: 
         .and_then(|r| col(&r, 1))
 }
 
-/// Writing a correction takes the reviewer (or admin) role: corrections outrank what they correct.
+/// Writing a correction takes a reviewer (or admin) role: corrections outrank what they correct.
 pub fn require_correction_writer(client: &SpiClient<'_>) {
-    if crate::security::caller_is_administrator(client) {
-        return;
-    }
-    let ok: bool = client
-        .select(
-            "SELECT pg_catalog.pg_has_role($1, 'memory_fabric_reviewer', 'USAGE') \
-                 OR pg_catalog.pg_has_role($1, 'memory_fabric_admin', 'USAGE')",
-            Some(1),
-            &[crate::security::caller().into()],
-        )
-        .and_then(|t| t.first().get_one::<bool>())
-        .ok()
-        .flatten()
-        .unwrap_or(false);
-    if !ok {
+    let (reviewer, _) = crate::security::caller_powers(client);
+    if !reviewer {
         raise(Error::new(Kind::Privilege, "writing a correction needs the memory_fabric_reviewer role")
             .detail(format!("Role \"{}\" captured a candidate of write class correction.", caller_name(client)))
             .hint("Capture it as another write class, or have a reviewer capture the correction."));
@@ -93,6 +80,9 @@ const CONSENT_INSERT: &str = "INSERT INTO memory_fabric.consents (id, tenant_id,
 
 /// Most elements in a consent's lists (predicates, classifications, evidence refs).
 const LIST_MAX: usize = 64;
+
+/// Longest evidence ref of a consent, in bytes.
+const REF_MAX: usize = 1024;
 
 /// Largest policy patch, in bytes (the default policy is about 2 KB).
 const PATCH_MAX: usize = 256 * 1024;
@@ -135,11 +125,9 @@ fn _record_consent(
     let refs = evidence_refs.unwrap_or("[]");
     match serde_json::from_str::<serde_json::Value>(refs) {
         Ok(serde_json::Value::Array(a)) if a.iter().all(|x| x.as_str().is_some_and(|s| !s.trim().is_empty())) => {
-            if a.len() > LIST_MAX || a.iter().any(|x| x.as_str().is_some_and(|s| s.len() > memory_fabric_core::args::NAME_MAX * 4)) {
-                raise(Error::limit("evidence_refs is too large").detail(format!(
-                    "At most {LIST_MAX} references of at most {} bytes each are allowed.",
-                    memory_fabric_core::args::NAME_MAX * 4
-                )));
+            if a.len() > LIST_MAX || a.iter().any(|x| x.as_str().is_some_and(|s| s.len() > REF_MAX)) {
+                raise(Error::limit("evidence_refs is too large")
+                    .detail(format!("At most {LIST_MAX} references of at most {REF_MAX} bytes each are allowed.")));
             }
         }
         _ => raise(Error::invalid("evidence_refs must be a JSON array of non-empty strings")),

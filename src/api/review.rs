@@ -166,19 +166,18 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
     out
 }
 
-/// Candidates an operator rejected in the candidate's scope: the same content, or the nearest by
-/// vector (review step 3). Rejections are few, so this is an exact scan of them.
-fn rejected_neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
+/// The K rows of `from_where` nearest the candidate: the same content first, then the most
+/// similar by vector of the candidate's model. `t` is the alias of the rows compared, `columns`
+/// the first eleven columns read_neighbor reads. Parameters: $1 tenant, $2 user, $3 model,
+/// $4 embedding, $5 the candidate's id, $6 its content hash. An exact scan: the rows are few.
+fn nearest_of(client: &SpiClient<'_>, c: &Candidate, t: &str, columns: &str, from_where: &str, what: &str) -> Vec<Neighbor> {
     let vs = vector_schema(client);
-    let user = same_user("r", c.user_id.is_none());
     let sql = format!(
-        "SELECT r.id, r.text, r.entity, r.predicate, r.value::text, r.intent_id, r.source, r.confidence, \
-                jsonb_array_length(r.evidence_refs), extract(epoch FROM r.captured_at)::float8, r.content_hash, \
-                CASE WHEN r.embedding_model = $3 AND r.embedding IS NOT NULL AND $4::real[] IS NOT NULL \
-                     THEN 1 - (r.embedding OPERATOR({vs}.<=>) $4::real[]::{vs}.vector) END AS sim \
-         FROM memory_fabric.decisions d JOIN memory_fabric.candidates r ON r.id = d.candidate_id \
-         WHERE d.tenant_id = $1 AND d.action = 'reject' AND {user} AND r.id <> $5 AND r.erased_at IS NULL \
-         ORDER BY (r.content_hash = $6) DESC, sim DESC NULLS LAST, r.id LIMIT {K}"
+        "SELECT {columns}, \
+                CASE WHEN {t}.embedding_model = $3 AND {t}.embedding IS NOT NULL AND $4::real[] IS NOT NULL \
+                     THEN 1 - ({t}.embedding OPERATOR({vs}.<=>) $4::real[]::{vs}.vector) END AS sim \
+         {from_where} \
+         ORDER BY ({t}.content_hash = $6) DESC, sim DESC NULLS LAST, {t}.id LIMIT {K}"
     );
     let p = plan(client, &sql, &[TEXT, TEXT, TEXT, FLOAT4_ARRAY, TEXT, TEXT], false);
     client
@@ -194,40 +193,33 @@ fn rejected_neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
                 c.content_hash.as_str().into(),
             ],
         )
-        .unwrap_or_else(|e| error!("memory_fabric: cannot read rejections: {e}"))
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read {what}: {e}"))
         .map(|r| read_neighbor(&r, Some(12)))
         .collect()
+}
+
+/// Candidates an operator rejected in the candidate's scope: the same content, or the nearest by
+/// vector (review step 3).
+fn rejected_neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
+    let user = same_user("r", c.user_id.is_none());
+    let from_where = format!(
+        "FROM memory_fabric.decisions d JOIN memory_fabric.candidates r ON r.id = d.candidate_id \
+         WHERE d.tenant_id = $1 AND d.action = 'reject' AND {user} AND r.id <> $5 AND r.erased_at IS NULL"
+    );
+    let columns = "r.id, r.text, r.entity, r.predicate, r.value::text, r.intent_id, r.source, r.confidence, \
+                   jsonb_array_length(r.evidence_refs), extract(epoch FROM r.captured_at)::float8, r.content_hash";
+    nearest_of(client, c, "r", columns, &from_where, "rejections")
 }
 
 /// Retracted memories in the candidate's scope (same tenant and user): the same content, or the
 /// nearest by vector (review step 7 queues a repeat of one for a human). Erased ones are gone.
 fn retracted_neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
-    let vs = vector_schema(client);
     let user = same_user("m", c.user_id.is_none());
-    let sql = format!(
-        "SELECT {COLUMNS}, \
-                CASE WHEN m.embedding_model = $3 AND m.embedding IS NOT NULL AND $4::real[] IS NOT NULL \
-                     THEN 1 - (m.embedding OPERATOR({vs}.<=>) $4::real[]::{vs}.vector) END AS sim \
-         FROM memory_fabric.promoted_memory m JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
-         WHERE m.tenant_id = $1 AND {user} AND m.retracted_at IS NOT NULL AND m.erased_at IS NULL \
-         ORDER BY (m.content_hash = $5) DESC, sim DESC NULLS LAST, m.id LIMIT {K}"
+    let from_where = format!(
+        "FROM memory_fabric.promoted_memory m JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
+         WHERE m.tenant_id = $1 AND {user} AND m.retracted_at IS NOT NULL AND m.erased_at IS NULL"
     );
-    let p = plan(client, &sql, &[TEXT, TEXT, TEXT, FLOAT4_ARRAY, TEXT], false);
-    client
-        .select(
-            &*p,
-            None,
-            &[
-                c.tenant_id.as_str().into(),
-                c.user_id.as_deref().into(),
-                c.embedding_model.as_str().into(),
-                c.embedding.clone().into(),
-                c.content_hash.as_str().into(),
-            ],
-        )
-        .unwrap_or_else(|e| error!("memory_fabric: cannot read retracted memories: {e}"))
-        .map(|r| read_neighbor(&r, Some(12)))
-        .collect()
+    nearest_of(client, c, "m", COLUMNS, &from_where, "retracted memories")
 }
 
 /// Whether the scope holds more than `limit` unretracted memories of the candidate's model that
