@@ -1,32 +1,86 @@
-//! Calibrates the built-in embedder's thresholds on core/tests/data/fact_pairs.tsv and prints
-//! the table: cargo run -p memory_fabric_core --example calibrate
-use memory_fabric_core::calibrate::{calibrate, load, report};
+//! Calibrates review's thresholds for both built-in embedders on the evaluation corpus
+//! (core/tests/data/corpus) and prints the tables:
+//!   cargo run --release -p memory_fabric_core --example calibrate [-- <all-MiniLM-L6-v2 dir>]
+//! Without a folder, the one scripts/install_model.sh installs (or $MF_MINILM_DIR).
+use memory_fabric_core::calibrate::{calibrate, load, report, sweep, Pair};
 use memory_fabric_core::policy::Policy;
+use memory_fabric_core::{embed, minilm};
+use std::path::PathBuf;
+
+fn model_dir() -> PathBuf {
+    if let Some(d) = std::env::args().nth(1).or_else(|| std::env::var("MF_MINILM_DIR").ok()) {
+        return PathBuf::from(d);
+    }
+    let pg_config = std::env::var("MF_PG_CONFIG").unwrap_or_else(|_| "/usr/lib/postgresql/15/bin/pg_config".into());
+    let out = std::process::Command::new(pg_config).arg("--sharedir").output().expect("run pg_config");
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("extension/memory_fabric/all-MiniLM-L6-v2")
+}
 
 fn main() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/fact_pairs.tsv");
-    let pairs = load(&std::fs::read_to_string(path).expect("read fact_pairs.tsv"));
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/corpus/");
+    let public = std::fs::read_to_string(format!("{dir}public.tsv")).expect("read public.tsv");
+    let memory = std::fs::read_to_string(format!("{dir}memory.tsv")).expect("read memory.tsv");
     let policy = Policy::from_json(&Policy::default_json()).unwrap();
-    let best = calibrate(&pairs, &policy);
-    println!("## calibrated\n\n{}", report(&pairs, best, &policy));
-    let current = policy.thresholds_for(memory_fabric_core::embed::MODEL);
-    println!("## in the default policy\n\n{}", report(&pairs, current, &policy));
-    println!("## contradiction threshold sweep (duplicate threshold {:.2})\n", current.duplicate);
-    println!("| contradiction threshold | precision | recall | duplicate precision |\n|---|---|---|---|");
-    for c in [0.50, 0.55, 0.60, 0.62, 0.64, 0.66, 0.70, 0.75, 0.80] {
-        let t = memory_fabric_core::policy::Thresholds { duplicate: current.duplicate, contradiction: c };
-        let sc = memory_fabric_core::calibrate::scores(&memory_fabric_core::calibrate::confusion(&pairs, t, &policy));
-        println!("| {c:.2} | {:.3} | {:.3} | {:.3} |", sc[1].0, sc[1].1, sc[0].0);
-    }
-    println!();
-    // Similarity distribution per label, to see the margins.
-    let mut by: std::collections::BTreeMap<&str, Vec<f64>> = Default::default();
-    for p in &pairs {
-        by.entry(p.label.as_str()).or_default().push(p.similarity);
-    }
-    println!("## similarity per label (min / median / max)\n");
-    for (l, mut v) in by {
-        v.sort_by(f64::total_cmp);
-        println!("- {l}: {:.3} / {:.3} / {:.3}", v[0], v[v.len() / 2], v[v.len() - 1]);
+    let semantic = minilm::MiniLm::load(&model_dir()).expect("load all-MiniLM-L6-v2");
+    let models: [(&str, Box<dyn Fn(&str) -> Vec<f32>>); 2] =
+        [(embed::MODEL, Box::new(embed::embed)), (minilm::MODEL, Box::new(move |t: &str| semantic.embed(t)))];
+    for (name, f) in &models {
+        // MF_EMBED_CACHE=<dir>: keep the vectors between runs (for iterating on review's rules)
+        let cache_path = std::env::var("MF_EMBED_CACHE").ok().map(|d| format!("{d}/{}.tsv", name.replace('/', "_")));
+        let mut cache: std::collections::HashMap<String, Vec<f32>> = cache_path
+            .as_ref()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .map(|t| {
+                t.lines()
+                    .filter_map(|l| l.split_once('\t'))
+                    .map(|(k, v)| (k.to_owned(), v.split(',').map(|x| x.parse().unwrap()).collect()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let before = cache.len();
+        let mut e = |t: &str| cache.entry(t.to_owned()).or_insert_with(|| f(t)).clone();
+        let p: Vec<Pair> = load(&public, &mut e);
+        let m: Vec<Pair> = load(&memory, &mut e);
+        if let Some(path) = cache_path.as_ref().filter(|_| cache.len() > before) {
+            let body: String = cache
+                .iter()
+                .map(|(k, v)| format!("{k}\t{}\n", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")))
+                .collect();
+            std::fs::write(path, body).expect("write the cache");
+        }
+        let both: Vec<&Pair> = p.iter().chain(m.iter()).collect();
+        let both: Vec<Pair> = both.iter().map(|x| Pair { label: x.label.clone(), source: x.source.clone(), a: x.a.clone(), b: x.b.clone(), similarity: x.similarity }).collect();
+        let best = calibrate(&both, &policy, 0.004, 0.70);
+        // MF_SHOW=<duplicate threshold>: list the false merges at that threshold
+        if let Some(t) = std::env::var("MF_SHOW").ok().and_then(|v| v.parse::<f64>().ok()) {
+            let th = memory_fabric_core::policy::Thresholds { duplicate: t, contradiction: 2.0 };
+            for x in &both {
+                if x.label != "paraphrase" && memory_fabric_core::calibrate::verdict(x, th, &policy) == "duplicate" {
+                    println!("FALSE MERGE {name} {:.3} {}\t{}\t{}", x.similarity, x.label, x.a, x.b);
+                }
+            }
+        }
+        let current = policy.thresholds_for(name);
+        println!("# {name}\n\n## calibrated on both files: {best:?}\n");
+        println!("### public.tsv\n\n{}", report(&p, best, &policy));
+        println!("### memory.tsv\n\n{}", report(&m, best, &policy));
+        println!("## in the default policy: {current:?}\n");
+        println!("### public.tsv\n\n{}", report(&p, current, &policy));
+        println!("### memory.tsv\n\n{}", report(&m, current, &policy));
+        println!("## contradiction sweep on public.tsv (duplicate {:.2})\n\n| threshold | precision | recall | false merges |\n|---|---|---|---|", best.duplicate);
+        for (c, q) in sweep(&p, &policy, best.duplicate) {
+            println!("| {c:.2} | {:.3} | {:.3} | {:.4} |", q.contradiction_precision, q.contradiction_recall, q.false_merges);
+        }
+        let mut by: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+        for x in p.iter().chain(m.iter()) {
+            by.entry(format!("{} ({})", x.label, x.source)).or_default().push(x.similarity);
+        }
+        println!("\n## similarity per label (p10 / median / p90)\n");
+        for (l, mut v) in by {
+            v.sort_by(f64::total_cmp);
+            let q = |f: f64| v[((v.len() - 1) as f64 * f) as usize];
+            println!("- {l}: {:.3} / {:.3} / {:.3}", q(0.1), q(0.5), q(0.9));
+        }
+        println!();
     }
 }

@@ -1,45 +1,150 @@
-//! Does a text assert something different from another? The heuristic review uses when no
-//! judge function is configured: a flipped negation, a different number or date, or one
-//! value swapped for another while the rest of the statement stays the same.
+//! What a short text asserts, and how two of them relate: the comparison review uses when no
+//! judge function is configured.
 //!
-//! "Customer prefers email." / "Customer prefers email for invoices." is an elaboration, not a
-//! contradiction: only one side adds words. "... within 30 days" / "... within 45 days" is.
+//! A text becomes an `Assertion`: its content words in order, as lemmas (core/src/lexicon.rs),
+//! each marked negated when it lies in the scope of a negation ("not", "no", "never", "without",
+//! "nobody", a contraction's "n't") up to the end of its clause; its numbers, dates and amounts
+//! in canonical form (units and currencies resolved); its identifiers (cust_7714); and a passive
+//! clause turned active ("the refund was approved by Alice" reads as "Alice approve refund").
+//!
+//! Two assertions are compared by aligning their content words (equal lemmas or WordNet
+//! synonyms, the longest common subsequence) and looking at what is left over between the
+//! aligned words:
+//! - a word both say, with opposite polarity: a negation;
+//! - numbers, dates or amounts where each side has one the other lacks: a number;
+//! - at the same place, antonyms ("enabled"/"disabled") or opposite prepositions ("to"/"from",
+//!   "on"/"off"): an antonym or a preposition;
+//! - at the same place, another value ("prefers email"/"prefers phone", "a man"/"a woman"),
+//!   unless one is a synonym or a more general word for the other: a value;
+//! - the same words with two of them on opposite sides of a third ("Acme pays Globex" /
+//!   "Globex pays Acme"): swapped roles.
+//! Words one side adds are neither a contradiction nor nothing: the two are equivalent (and may
+//! be merged as duplicates) only when nothing is left over on either side, so a one-way
+//! entailment ("is very near" / "is near") is never a duplicate. Different identifiers on the
+//! two sides are different subjects: never a contradiction, never equivalent.
 
-use crate::embed::{stem, tokens, CHECK_EVERY_TOKENS};
 use crate::interrupt::Every;
+use crate::lexicon::{self, Relation};
 use crate::text::normalize;
 use std::collections::BTreeSet;
 
-const NEGATIONS: &[&str] = &[
-    "not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "without",
-    "isnt", "arent", "wasnt", "werent", "dont", "doesnt", "didnt", "wont", "wouldnt", "cant",
-    "couldnt", "shouldnt", "hasnt", "havent", "hadnt", "mustnt", "aint",
-];
-
-/// Words that carry no value of their own when swapped ("the" for "a").
-const FILLER: &[&str] = &[
-    "a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as",
-    "is", "are", "was", "were", "be", "been", "it", "its", "this", "that", "has", "have", "had",
-    "do", "does", "did", "will", "would", "should", "can", "could", "may", "might", "must", "also",
-    "very", "just", "please", "note", "all", "any", "some", "their", "they", "them", "he", "she",
-    "his", "her", "we", "our", "you", "your", "i", "my",
-];
-
-/// At most this many words swapped on each side still reads as "the same statement with a
-/// different value"; more is a different statement altogether.
+/// The comparison's loops check for interrupts once per this many steps.
+const CHECK_EVERY: usize = 4096;
+/// Content words aligned exactly, position by position, at most; a longer text is compared by
+/// its first this many (review compares short statements; the bound keeps a pair quadratic in
+/// a constant).
+const MAX_WORDS: usize = 200;
+/// At most this many words on each side of one place read as "another value there"; more is a
+/// different statement altogether.
 const MAX_SWAP: usize = 2;
 
+const NEGATIONS: &[&str] = &["not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without", "nowhere"];
+
+/// Words that carry no value of their own: articles, auxiliaries, pronouns, most prepositions.
+const FILLER: &[&str] = &[
+    "a", "an", "the", "and", "or", "of", "at", "by", "for", "with", "as", "be", "is", "are", "was",
+    "were", "been", "being", "am", "it", "its", "this", "that", "these", "those", "there", "here",
+    "have", "has", "had", "having", "do", "does", "did", "doing", "will", "would", "shall", "also",
+    "just", "please", "note", "any", "some", "their", "they", "them", "he", "she", "his", "her",
+    "him", "we", "our", "us", "you", "your", "i", "me", "my", "who", "which", "whose", "whom",
+    "what", "one", "someone", "somebody", "currently", "now", "still", "s", "re", "ve", "ll", "d",
+    "m", "t", "so", "then", "than", "if", "via", "per", "about", "such", "each", "both",
+];
+
+/// Prepositions and particles whose opposite changes the meaning; kept as words, compared by
+/// this table, and otherwise ignored when one side simply has one more.
+const OPPOSITE: &[(&str, &str)] = &[
+    ("to", "from"), ("into", "from"), ("on", "off"), ("in", "out"), ("into", "out"), ("inside", "outside"),
+    ("before", "after"), ("above", "below"), ("over", "under"), ("up", "down"), ("for", "against"),
+    ("including", "excluding"), ("with", "without"), ("onto", "off"), ("early", "late"), ("earlier", "later"),
+    ("always", "never"), ("more", "less"), ("most", "least"), ("min", "max"), ("minimum", "maximum"),
+    ("first", "last"), ("open", "closed"),
+];
+const PREPOSITIONS: &[&str] = &[
+    "to", "from", "into", "onto", "on", "off", "in", "out", "inside", "outside", "before", "after", "above",
+    "below", "over", "under", "up", "down", "against", "including", "excluding",
+];
+
+/// Clause boundaries: a negation's scope ends here, and so does a passive's agent.
+const CLAUSE_WORDS: &[&str] = &["and", "but", "or", "while", "whereas", "although", "though", "because", "however", "yet"];
+
+const NUMBER_WORDS: &[(&str, u32)] = &[
+    ("zero", 0), ("one", 1), ("two", 2), ("three", 3), ("four", 4), ("five", 5), ("six", 6), ("seven", 7),
+    ("eight", 8), ("nine", 9), ("ten", 10), ("eleven", 11), ("twelve", 12), ("thirteen", 13), ("fourteen", 14),
+    ("fifteen", 15), ("sixteen", 16), ("seventeen", 17), ("eighteen", 18), ("nineteen", 19), ("twenty", 20), ("thirty", 30),
+    ("forty", 40), ("fifty", 50), ("sixty", 60), ("seventy", 70), ("eighty", 80), ("ninety", 90), ("hundred", 100), ("thousand", 1000), ("dozen", 12), ("single", 1),
+    ("couple", 2), ("twice", 2), ("once", 1), ("half", 0),
+];
+const MONTHS: &[&str] = &[
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
+];
+/// (unit, canonical unit, factor)
+const UNITS: &[(&str, &str, f64)] = &[
+    ("kg", "g", 1000.0), ("kilogram", "g", 1000.0), ("g", "g", 1.0), ("gram", "g", 1.0), ("mg", "g", 0.001),
+    ("km", "m", 1000.0), ("kilometer", "m", 1000.0), ("kilometre", "m", 1000.0), ("m", "m", 1.0), ("meter", "m", 1.0),
+    ("metre", "m", 1.0), ("cm", "m", 0.01), ("mm", "m", 0.001), ("l", "l", 1.0), ("liter", "l", 1.0), ("litre", "l", 1.0),
+    ("ml", "l", 0.001), ("lb", "lb", 1.0), ("pound", "gbp?", 1.0), ("lbs", "lb", 1.0), ("mb", "b", 1e6), ("gb", "b", 1e9),
+    ("kb", "b", 1e3), ("tb", "b", 1e12), ("percent", "%", 1.0), ("%", "%", 1.0), ("h", "s", 3600.0), ("hour", "s", 3600.0),
+    ("hr", "s", 3600.0), ("minute", "s", 60.0), ("min", "s", 60.0), ("second", "s", 1.0), ("sec", "s", 1.0),
+    ("day", "day", 1.0), ("week", "day", 7.0), ("month", "month", 1.0), ("year", "month", 12.0),
+    ("$", "usd", 1.0), ("usd", "usd", 1.0), ("dollar", "usd", 1.0), ("€", "eur", 1.0), ("eur", "eur", 1.0),
+    ("euro", "eur", 1.0), ("£", "gbp", 1.0), ("gbp", "gbp", 1.0), ("¥", "jpy", 1.0), ("jpy", "jpy", 1.0), ("yen", "jpy", 1.0),
+    ("am", "am", 1.0), ("pm", "pm", 1.0), ("cent", "usd", 0.01), ("k", "", 1000.0),
+];
+const MONTH_ABBREVIATIONS: &[&str] = &["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"];
+
+/// The month a word names (0-based), full or abbreviated.
+fn month(w: &str) -> Option<usize> {
+    MONTHS.iter().position(|m| *m == w).or_else(|| {
+        MONTH_ABBREVIATIONS.iter().position(|m| *m == w).map(|k| if k > 8 { k - 1 } else { k })
+    })
+}
+
+/// One content word: its lemma, and whether a negation's scope covers it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Assertion {
+pub struct Word {
+    pub lemma: String,
+    /// The word as written (lowercased): the lexicon tries each of its possible lemmas.
+    pub surface: String,
     pub negated: bool,
-    pub numbers: BTreeSet<String>,
-    pub words: BTreeSet<String>,
+    /// A number, date or amount, compared by value and unit.
+    pub quantity: Option<Quantity>,
+}
+
+/// A number as the text states it: its canonical value and unit (e.g. "5000" "g", "1250" "usd",
+/// "2026-03-01" "date").
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Quantity {
+    pub value: String,
+    pub unit: Option<String>,
+    /// The word that makes it a bound rather than a value: "more" than $500, "before"
+    /// 2026-04-01, at "least" three.
+    pub bound: Option<String>,
+}
+
+/// Words that make the number after them a bound.
+const BOUNDS: &[&str] = &[
+    "more", "less", "fewer", "under", "over", "above", "below", "least", "most", "between", "before", "after",
+    "since", "until", "till", "within", "up", "approximately", "about", "around", "roughly", "nearly", "almost",
+    "greater", "higher", "lower", "exceeding", "exceeds", "max", "min", "maximum", "minimum",
+];
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Assertion {
+    /// Content words in order (a passive clause turned active).
+    pub words: Vec<Word>,
+    pub numbers: Vec<Quantity>,
+    /// Identifiers: tokens that mix letters with digits or underscores (cust_7714, ord-4410).
+    pub ids: BTreeSet<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Difference {
     Negation,
     Number,
+    Antonym,
+    Preposition,
+    Roles,
     Value,
 }
 
@@ -48,107 +153,795 @@ impl Difference {
         match self {
             Difference::Negation => "negation",
             Difference::Number => "number",
+            Difference::Antonym => "antonym",
+            Difference::Preposition => "preposition",
+            Difference::Roles => "roles",
             Difference::Value => "value",
         }
     }
 }
 
-pub fn parse(text: &str) -> Assertion {
-    let mut negations = 0;
-    let mut numbers = BTreeSet::new();
-    let mut words = BTreeSet::new();
-    let mut every = Every::new(CHECK_EVERY_TOKENS);
-    for t in tokens(&normalize(text)) {
-        every.tick(1);
-        if NEGATIONS.contains(&t.as_str()) {
-            negations += 1;
-        } else if t.chars().any(|c| c.is_ascii_digit()) {
-            numbers.insert(t.trim_start_matches('0').to_owned());
-        } else if !FILLER.contains(&t.as_str()) {
-            words.insert(stem(&t));
-        }
-    }
-    Assertion { negated: negations % 2 == 1, numbers, words }
+/// How two assertions relate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Comparison {
+    /// They cannot both hold, and why.
+    pub difference: Option<Difference>,
+    /// They say the same: nothing is left over on either side. Only these may be merged.
+    pub equivalent: bool,
 }
 
-/// How many elements of `x` are not in `y`, counting no further than `cap`. Checks for
-/// interrupts as it goes: the sets of a long text hold many words.
-fn only(x: &BTreeSet<String>, y: &BTreeSet<String>, cap: usize) -> usize {
-    let mut every = Every::new(CHECK_EVERY_TOKENS);
-    let mut n = 0;
-    for w in x {
+// ---------------------------------------------------------------------------------------------
+// Tokens
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Word(String),
+    /// A number with the unit glued to it, if any ("5kg", "3pm").
+    Number(f64, Option<String>),
+    Date(String),
+    Id(String),
+    /// A currency or percent sign.
+    Symbol(String),
+    /// Clause punctuation.
+    Stop,
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Splits normalised text into tokens. "cust_7714's" is the identifier cust_7714 (the
+/// possessive dropped); "doesn't" is "does" "not"; "$1,250.00" is "$" and 1250; "2026-03-01"
+/// is a date; "e-mail" is one word.
+fn lex(text: &str) -> Vec<Tok> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut every = Every::new(CHECK_EVERY);
+    while i < chars.len() {
         every.tick(1);
-        if !y.contains(w) {
-            n += 1;
-            if n >= cap {
-                break;
+        let c = chars[i];
+        if matches!(c, '$' | '€' | '£' | '¥' | '%') {
+            out.push(Tok::Symbol(c.to_string()));
+            i += 1;
+        } else if matches!(c, '.' | ',' | ';' | ':' | '!' | '?' | '(' | ')' | '"' | '—' | '–') {
+            if !matches!(c, '"' | ':') {
+                out.push(Tok::Stop);
             }
+            i += 1;
+        } else if is_word_char(c) {
+            let start = i;
+            // a word: letters, digits, '_', and inner '-', '.', ',' (between digits) or '/'
+            while i < chars.len() {
+                let ch = chars[i];
+                let next = chars.get(i + 1).copied();
+                if is_word_char(ch) {
+                    i += 1;
+                } else if matches!(ch, '-' | '/') && next.is_some_and(is_word_char) && i > start {
+                    i += 1;
+                } else if matches!(ch, '.' | ',' | ':')
+                    && chars[i - 1].is_ascii_digit()
+                    && next.is_some_and(|n| n.is_ascii_digit())
+                {
+                    i += 1;
+                } else {
+                    break;
+                }
+            }
+            let w: String = chars[start..i].iter().collect();
+            // contractions and possessives
+            if i < chars.len() && matches!(chars[i], '\'' | '’') && chars.get(i + 1).is_some_and(|c| c.is_alphabetic()) {
+                let mut j = i + 1;
+                while j < chars.len() && chars[j].is_alphabetic() {
+                    j += 1;
+                }
+                let tail: String = chars[i + 1..j].iter().collect();
+                i = j;
+                if tail == "t" && w.ends_with('n') {
+                    let base = &w[..w.len() - 1];
+                    let base = match base {
+                        "ca" => "can",
+                        "wo" => "will",
+                        "sha" => "shall",
+                        "ai" => "be",
+                        b => b,
+                    };
+                    push_word(&mut out, base);
+                    out.push(Tok::Word("not".into()));
+                    continue;
+                }
+                push_word(&mut out, &w);
+                // 's 're 've 'll 'd 'm: possessive or auxiliary, nothing of its own
+                continue;
+            }
+            push_word(&mut out, &w);
+        } else {
+            i += 1;
         }
     }
-    n
+    out
 }
 
-/// How `a` and `b` differ in what they assert, if they do.
-pub fn differs(a: &Assertion, b: &Assertion) -> Option<Difference> {
-    if a.negated != b.negated {
-        return Some(Difference::Negation);
+fn parse_number(s: &str) -> Option<f64> {
+    let t: String = s.chars().filter(|&c| c != ',').collect();
+    if t.is_empty() || !t.chars().all(|c| c.is_ascii_digit() || c == '.') || t.chars().filter(|&c| c == '.').count() > 1 {
+        return None;
     }
-    if only(&a.numbers, &b.numbers, 1) > 0 && only(&b.numbers, &a.numbers, 1) > 0 {
-        return Some(Difference::Number);
+    t.parse::<f64>().ok().filter(|x| x.is_finite())
+}
+
+fn push_word(out: &mut Vec<Tok>, w: &str) {
+    if w == "cannot" {
+        out.push(Tok::Word("can".into()));
+        out.push(Tok::Word("not".into()));
+        return;
     }
-    let (wa, wb) = (only(&a.words, &b.words, MAX_SWAP + 1), only(&b.words, &a.words, MAX_SWAP + 1));
-    if wa > 0 && wb > 0 && wa <= MAX_SWAP && wb <= MAX_SWAP {
-        return Some(Difference::Value);
+    let has_digit = w.chars().any(|c| c.is_ascii_digit());
+    let has_alpha = w.chars().any(char::is_alphabetic);
+    if !has_digit {
+        if w.contains('_') {
+            out.push(Tok::Id(w.to_owned()));
+        } else {
+            out.push(Tok::Word(w.to_owned()));
+        }
+        return;
+    }
+    if let Some(d) = iso_date(w) {
+        out.push(Tok::Date(d));
+        return;
+    }
+    // "last-4", "2-factor", "24/7": the parts, each a word or a number
+    if w.contains(['-', '/']) {
+        for part in w.split(['-', '/']).filter(|p| !p.is_empty()) {
+            push_word(out, part);
+        }
+        return;
+    }
+    if let Some(x) = parse_number(w) {
+        out.push(Tok::Number(x, None));
+        return;
+    }
+    if let Some((h, m)) = w.split_once(':').and_then(|(h, m)| Some((h.parse::<u32>().ok()?, m.parse::<u32>().ok()?))) {
+        out.push(Tok::Number(f64::from(h) + f64::from(m) / 60.0, Some("clock".into())));
+        return;
+    }
+    // a number with its unit or ordinal suffix glued on: 5kg, 3pm, 1st, 30days
+    let digits: String = w.chars().take_while(|c| c.is_ascii_digit() || matches!(c, '.' | ',')).collect();
+    let rest = &w[digits.len()..];
+    if !digits.is_empty() && rest.chars().all(char::is_alphabetic) && !rest.is_empty() {
+        if let Some(x) = parse_number(&digits) {
+            if matches!(rest, "st" | "nd" | "rd" | "th") {
+                out.push(Tok::Number(x, None));
+            } else {
+                out.push(Tok::Number(x, Some(rest.to_owned())));
+            }
+            return;
+        }
+    }
+    if has_alpha {
+        out.push(Tok::Id(w.to_owned()));
+    } else {
+        out.push(Tok::Word(w.to_owned()));
+    }
+}
+
+fn iso_date(w: &str) -> Option<String> {
+    let p: Vec<&str> = w.split(['-', '/']).collect();
+    if p.len() == 3 && p.iter().all(|x| !x.is_empty() && x.chars().all(|c| c.is_ascii_digit())) {
+        let n: Vec<u32> = p.iter().map(|x| x.parse().ok()).collect::<Option<_>>()?;
+        if p[0].len() == 4 && (1..=12).contains(&n[1]) && (1..=31).contains(&n[2]) {
+            return Some(format!("{:04}-{:02}-{:02}", n[0], n[1], n[2]));
+        }
     }
     None
 }
 
-/// Whether `a` states something `b` does not: a number or a content word `b` lacks. A candidate
-/// that adds information is never merged into a memory as its duplicate, however similar.
-pub fn adds_information(a: &Assertion, b: &Assertion) -> bool {
-    only(&a.numbers, &b.numbers, 1) > 0 || only(&a.words, &b.words, 1) > 0
+fn fmt_value(x: f64) -> String {
+    let r = (x * 1e6).round() / 1e6;
+    if r.fract() == 0.0 && r.abs() < 1e15 {
+        format!("{}", r as i64)
+    } else {
+        format!("{r}")
+    }
+}
+
+fn unit_of(w: &str) -> Option<(&'static str, f64)> {
+    let w = w.trim_end_matches('s');
+    let w = if w.is_empty() { "s" } else { w };
+    UNITS.iter().find(|(u, _, _)| *u == w).map(|(_, c, f)| (*c, *f))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing
+
+/// One token of the content sequence before negation and voice are resolved.
+#[derive(Debug, Clone)]
+struct Item {
+    lemma: String,
+    surface: String,
+    quantity: Option<Quantity>,
+    negated: bool,
+    clause: usize,
+}
+
+pub fn parse(text: &str) -> Assertion {
+    let toks = lex(&normalize(text));
+    let mut a = Assertion::default();
+    let mut items: Vec<Item> = Vec::new();
+    let mut clause = 0usize;
+    let mut negating = false;
+    // a passive: (index in items where the clause's subject starts, index of the participle,
+    // index of the first agent word)
+    let mut passives: Vec<(usize, usize, usize)> = Vec::new();
+    let mut clause_start = 0usize;
+    let mut after_be = false;
+    let mut pending_participle: Option<usize> = None;
+    let mut agent_from: Option<usize> = None;
+    let mut pending_currency: Option<&'static str> = None;
+    let mut bounded: Option<&str> = None;
+    let mut every = Every::new(CHECK_EVERY);
+    let mut i = 0;
+    let end_clause = |items: &Vec<Item>,
+                          passives: &mut Vec<(usize, usize, usize)>,
+                          clause_start: &mut usize,
+                          pending: &mut Option<usize>,
+                          agent: &mut Option<usize>| {
+        if let (Some(p), Some(ag)) = (*pending, *agent) {
+            if ag < items.len() {
+                passives.push((*clause_start, p, ag));
+            }
+        }
+        *pending = None;
+        *agent = None;
+        *clause_start = items.len();
+    };
+    while i < toks.len() {
+        every.tick(1);
+        let t = &toks[i];
+        i += 1;
+        match t {
+            Tok::Stop => {
+                negating = false;
+                after_be = false;
+                clause += 1;
+                end_clause(&items, &mut passives, &mut clause_start, &mut pending_participle, &mut agent_from);
+            }
+            Tok::Symbol(s) => {
+                if s != "%" {
+                    pending_currency = unit_of(s).map(|(c, _)| c);
+                }
+            }
+            Tok::Date(d) => quantity(&mut items, Quantity { value: d.clone(), unit: Some("date".into()), bound: None }, negating, clause, bounded),
+            Tok::Id(id) => {
+                let id = id.replace('-', "_");
+                a.ids.insert(id.clone());
+                items.push(Item { lemma: id.clone(), surface: id, quantity: None, negated: negating, clause });
+            }
+            Tok::Number(x, glued) => {
+                let mut value = *x;
+                let mut unit: Option<String> = None;
+                // a unit glued on, or the next word
+                let next_unit = glued.clone().or_else(|| match toks.get(i) {
+                    Some(Tok::Word(w)) if unit_of(w).is_some() => {
+                        i += 1;
+                        Some(w.clone())
+                    }
+                    Some(Tok::Symbol(s)) if s == "%" => {
+                        i += 1;
+                        Some("%".into())
+                    }
+                    _ => None,
+                });
+                if let Some(u) = next_unit {
+                    match unit_of(&u) {
+                        Some(("", f)) => value *= f,
+                        Some((c, f)) => {
+                            value *= f;
+                            unit = Some(c.to_owned());
+                            if c == "pm" && value < 12.0 {
+                                value += 12.0;
+                            }
+                            if c == "pm" || c == "am" {
+                                unit = Some("clock".into());
+                            }
+                        }
+                        None => unit = Some(u),
+                    }
+                }
+                if unit.is_none() {
+                    if let Some(c) = pending_currency.take() {
+                        unit = Some(c.to_owned());
+                    }
+                }
+                if unit.is_none() {
+                    // a currency code after the number: 1250 USD
+                    if let Some(Tok::Word(w)) = toks.get(i) {
+                        if let Some((c, _)) = unit_of(w).filter(|(c, _)| matches!(*c, "usd" | "eur" | "gbp" | "jpy")) {
+                            unit = Some(c.to_owned());
+                            i += 1;
+                        }
+                    }
+                }
+                // "March 1st, 2026" / "1 March 2026": a date
+                if let Some(m) = items.last().and_then(|it| month(&it.surface)) {
+                    if value.fract() == 0.0 && (1.0..=31.0).contains(&value) && unit.is_none() {
+                        items.pop();
+                        let year = match toks.get(i) {
+                            Some(Tok::Number(y, None)) if (1900.0..=2999.0).contains(y) => {
+                                i += 1;
+                                format!("{:04}", *y as i64)
+                            }
+                            Some(Tok::Stop) => match toks.get(i + 1) {
+                                Some(Tok::Number(y, None)) if (1900.0..=2999.0).contains(y) => {
+                                    i += 2;
+                                    format!("{:04}", *y as i64)
+                                }
+                                _ => "????".into(),
+                            },
+                            _ => "????".into(),
+                        };
+                        quantity(&mut items, Quantity { value: format!("{year}-{:02}-{:02}", m + 1, value as i64), unit: Some("date".into()), bound: None }, negating, clause, bounded);
+                        continue;
+                    }
+                }
+                if let Some(Tok::Word(w)) = toks.get(i) {
+                    if let Some(m) = month(w) {
+                        if value.fract() == 0.0 && (1.0..=31.0).contains(&value) && unit.is_none() {
+                            i += 1;
+                            let year = match toks.get(i) {
+                                Some(Tok::Number(y, None)) if (1900.0..=2999.0).contains(y) => {
+                                    i += 1;
+                                    format!("{:04}", *y as i64)
+                                }
+                                _ => "????".into(),
+                            };
+                            quantity(&mut items, Quantity { value: format!("{year}-{:02}-{:02}", m + 1, value as i64), unit: Some("date".into()), bound: None }, negating, clause, bounded);
+                            continue;
+                        }
+                    }
+                }
+                quantity(&mut items, Quantity { value: fmt_value(value), unit, bound: None }, negating, clause, bounded);
+            }
+            Tok::Word(w) => {
+                let w = w.as_str();
+                if let Some(b) = BOUNDS.iter().find(|b| **b == w) {
+                    bounded = Some(b);
+                } else if !matches!(w, "than" | "to" | "of" | "at" | "and" | "or" | "equal") && unit_of(w).is_none() {
+                    bounded = None;
+                }
+                if CLAUSE_WORDS.contains(&w) {
+                    negating = false;
+                    after_be = false;
+                    clause += 1;
+                    end_clause(&items, &mut passives, &mut clause_start, &mut pending_participle, &mut agent_from);
+                    continue;
+                }
+                if NEGATIONS.contains(&w) {
+                    negating = true;
+                    if w == "without" {
+                        // "with"'s opposite is its negation
+                    }
+                    continue;
+                }
+                if let Some((_, n)) = NUMBER_WORDS.iter().find(|(x, _)| *x == w) {
+                    if w != "half" && w != "one" {
+                        quantity(&mut items, Quantity { value: n.to_string(), unit: None, bound: None }, negating, clause, bounded);
+                        continue;
+                    }
+                }
+                if matches!(w, "is" | "are" | "was" | "were" | "be" | "been" | "being" | "am" | "get" | "got" | "gets") {
+                    after_be = true;
+                    continue;
+                }
+                if w == "by" && pending_participle.is_some() && agent_from.is_none() {
+                    agent_from = Some(items.len());
+                    continue;
+                }
+                if let Some(c) = unit_of(w).filter(|(c, _)| matches!(*c, "usd" | "eur" | "gbp" | "jpy")).map(|(c, _)| c) {
+                    if matches!(toks.get(i), Some(Tok::Number(..))) {
+                        pending_currency = Some(c);
+                        continue;
+                    }
+                }
+                if FILLER.contains(&w) {
+                    continue;
+                }
+                let lemma = lexicon::lemma(w);
+                // after a form of "be": a word that is not its own lemma, nor a gerund or a plural
+                let participle = after_be && lemma != w && !w.ends_with("ing") && !w.ends_with('s');
+                if participle && pending_participle.is_none() {
+                    pending_participle = Some(items.len());
+                }
+                after_be = false;
+                items.push(Item { lemma, surface: w.to_owned(), quantity: None, negated: negating, clause });
+            }
+        }
+    }
+    end_clause(&items, &mut passives, &mut clause_start, &mut pending_participle, &mut agent_from);
+    let _ = clause;
+
+    // Passive to active: [subject…] [participle] [between…] by [agent…] → [agent…] [participle]
+    // [subject…] [between…].
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    for &(start, p, ag) in passives.iter().rev() {
+        let end = items[ag..].iter().position(|it| it.clause != items[ag].clause).map_or(items.len(), |k| ag + k);
+        if start > p || p >= ag {
+            continue;
+        }
+        let mut new: Vec<usize> = Vec::with_capacity(end - start);
+        new.extend(ag..end);
+        new.push(p);
+        new.extend(start..p);
+        new.extend(p + 1..ag);
+        order.splice(start..end, new);
+    }
+    a.words = order
+        .into_iter()
+        .take(MAX_WORDS)
+        .map(|k| Word {
+            lemma: items[k].lemma.clone(),
+            surface: items[k].surface.clone(),
+            negated: items[k].negated,
+            quantity: items[k].quantity.clone(),
+        })
+        .collect();
+    // A date written without its year takes the year of the text's other dates, if they agree.
+    let years: BTreeSet<&str> = items
+        .iter()
+        .filter_map(|it| it.quantity.as_ref())
+        .filter(|q| q.unit.as_deref() == Some("date") && !q.value.starts_with("????"))
+        .map(|q| &q.value[..4])
+        .collect();
+    if years.len() == 1 {
+        let y = years.into_iter().next().unwrap_or_default().to_owned();
+        for w in &mut a.words {
+            if let Some(q) = w.quantity.as_mut().filter(|q| q.value.starts_with("????")) {
+                q.value = format!("{y}{}", &q.value[4..]);
+                w.lemma = format!("#{}date", q.value);
+            }
+        }
+    }
+    a.numbers = a.words.iter().filter_map(|w| w.quantity.clone()).collect();
+    a.numbers.sort();
+    a.numbers.dedup();
+    a
+}
+
+fn quantity(items: &mut Vec<Item>, mut q: Quantity, negated: bool, clause: usize, bound: Option<&str>) {
+    q.bound = bound.map(str::to_owned);
+    let lemma = format!("#{}{}", q.value, q.unit.as_deref().unwrap_or(""));
+    items.push(Item { surface: lemma.clone(), lemma, quantity: Some(q), negated, clause });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparing
+
+fn is_prep(w: &str) -> bool {
+    PREPOSITIONS.contains(&w)
+}
+
+/// Prepositions one side may have and the other not without saying more ("ships to Lisbon" /
+/// "ships Lisbon-bound" aside, these mostly mark a verb's object). The others ("outside",
+/// "before", "above"…) add information.
+fn light_prep(w: &str) -> bool {
+    matches!(w, "to" | "from" | "in" | "on" | "into" | "onto" | "up" | "down" | "out" | "off")
+}
+
+fn opposite(a: &str, b: &str) -> bool {
+    OPPOSITE.iter().any(|(x, y)| (*x == a && *y == b) || (*x == b && *y == a))
+}
+
+/// Whether two words mean the same here: equal lemmas or synonyms (over every lemma the written
+/// forms may have), or quantities of the same value and unit (or a unit on one side only).
+fn same(a: &Word, b: &Word) -> bool {
+    match (&a.quantity, &b.quantity) {
+        (Some(x), Some(y)) => return x.value == y.value && (x.unit == y.unit || x.unit.is_none() || y.unit.is_none()),
+        (None, None) => {}
+        _ => return false,
+    }
+    a.lemma == b.lemma
+        || (!is_prep(&a.lemma)
+            && !is_prep(&b.lemma)
+            && (matches!(lexicon::relation(&a.lemma, &b.lemma), Relation::Same | Relation::Synonym)
+                || (a.surface != a.lemma || b.surface != b.lemma)
+                    && matches!(lexicon::relation(&a.surface, &b.surface), Relation::Same | Relation::Synonym)))
+}
+
+/// The longest common subsequence of the two word lists under `same`: pairs of indexes.
+fn align(a: &[Word], b: &[Word]) -> Vec<(usize, usize)> {
+    let (n, m) = (a.len(), b.len());
+    let mut eq = vec![false; n * m];
+    let mut every = Every::new(CHECK_EVERY);
+    for i in 0..n {
+        for j in 0..m {
+            every.tick(1);
+            eq[i * m + j] = same(&a[i], &b[j]);
+        }
+    }
+    // dp[i][j]: LCS length of a[i..], b[j..]
+    let mut dp = vec![0u16; (n + 1) * (m + 1)];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            dp[i * (m + 1) + j] = if eq[i * m + j] {
+                dp[(i + 1) * (m + 1) + j + 1] + 1
+            } else {
+                dp[(i + 1) * (m + 1) + j].max(dp[i * (m + 1) + j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    while i < n && j < m {
+        if eq[i * m + j] && dp[i * (m + 1) + j] == dp[(i + 1) * (m + 1) + j + 1] + 1 {
+            out.push((i, j));
+            i += 1;
+            j += 1;
+        } else if dp[(i + 1) * (m + 1) + j] >= dp[i * (m + 1) + j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
+/// Whether two words that both texts say stand on opposite sides of a third in one text and the
+/// other way round in the other ("Acme pays Globex" / "Globex pays Acme").
+fn roles_swapped(a: &Assertion, in_b: &dyn Fn(&Word) -> Option<usize>) -> bool {
+    const ROLE_WORDS: usize = 48;
+    // where each word of `a` is in `b`; a number may stand between two swapped words ("34
+    // Nigerians, 28 Chadians" / "34 Chadians, 28 Nigerians") but is not itself a role
+    // (a preposition too: "prefers email over phone" / "prefers phone over email")
+    let pos: Vec<Option<usize>> = a.words.iter().take(ROLE_WORDS).map(|w| in_b(w)).collect();
+    let role = |k: usize| a.words[k].quantity.is_none() && !is_prep(&a.words[k].lemma);
+    let n = pos.len();
+    let mut every = Every::new(CHECK_EVERY);
+    for x in (0..n).filter(|&k| role(k)) {
+        let Some(bx) = pos[x] else { continue };
+        for y in (x + 2..n).filter(|&k| role(k)) {
+            let Some(by) = pos[y] else { continue };
+            if by >= bx {
+                continue;
+            }
+            for z in pos.iter().take(y).skip(x + 1) {
+                every.tick(1);
+                if let Some(bz) = *z {
+                    if by < bz && bz < bx {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+    false
+}
+
+/// Numbers: (each side has one the other lacks, the two lists are the same). A number matches
+/// another of the same value whose unit is the same or missing on one side.
+fn numbers(a: &[Quantity], b: &[Quantity]) -> (bool, bool) {
+    let matched = |q: &Quantity, other: &[Quantity]| {
+        other.iter().any(|o| o.value == q.value && (o.unit == q.unit || o.unit.is_none() || q.unit.is_none()))
+    };
+    let a_only = a.iter().any(|q| !matched(q, b));
+    let b_only = b.iter().any(|q| !matched(q, a));
+    (a_only && b_only, !a_only && !b_only)
+}
+
+pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
+    let none = Comparison { difference: None, equivalent: false };
+    // Different identifiers on both sides: about different subjects.
+    let ids_equal = a.ids == b.ids;
+    if !a.ids.is_empty() && !b.ids.is_empty() && a.ids.iter().any(|x| !b.ids.contains(x)) && b.ids.iter().any(|x| !a.ids.contains(x)) {
+        return none;
+    }
+    let (_, numbers_equal) = numbers(&a.numbers, &b.numbers);
+    let pairs = align(&a.words, &b.words);
+
+    let mut difference = None;
+    let mut note = |d: Difference| {
+        if difference.is_none() {
+            difference = Some(d);
+        }
+    };
+    // polarity of the words both say
+    if pairs.iter().any(|&(i, j)| a.words[i].negated != b.words[j].negated) {
+        note(Difference::Negation);
+    }
+
+    // the gaps between aligned words
+    let mut leftover = false;
+    let mut reordered = false;
+    let mut swaps: Vec<(Vec<&Word>, Vec<&Word>)> = Vec::new();
+    let (mut pi, mut pj) = (0usize, 0usize);
+    let bounds = pairs.iter().copied().chain(std::iter::once((a.words.len(), b.words.len())));
+    for (i, j) in bounds {
+        let ga: Vec<&Word> = a.words[pi..i].iter().collect();
+        let gb: Vec<&Word> = b.words[pj..j].iter().collect();
+        if !ga.is_empty() || !gb.is_empty() {
+            swaps.push((ga, gb));
+        }
+        pi = i + 1;
+        pj = j + 1;
+    }
+    // Words both sides say, in another order: moved, not added. Two of them on opposite sides of
+    // a third in one text and the other way round in the other is a swap of roles.
+    let in_b = |w: &Word| b.words.iter().position(|x| same(w, x));
+    let in_a = |w: &Word| a.words.iter().position(|x| same(w, x));
+    let moved = |w: &Word, other_is_b: bool| if other_is_b { in_b(w).is_some() } else { in_a(w).is_some() };
+    let role_swap = roles_swapped(a, &in_b);
+    if role_swap {
+        note(Difference::Roles);
+    }
+    for (ga, gb) in &swaps {
+        // a preposition only one side has says more, unless it is a light one
+        if ga.iter().chain(gb.iter()).any(|w| is_prep(&w.lemma) && !light_prep(&w.lemma) && !moved(w, std::ptr::eq(*w, *w) && ga.iter().any(|x| std::ptr::eq(*x, *w)))) {
+            leftover = true;
+        }
+        // a word both say at different places: the same words, maybe not the same statement
+        // ("Nine episodes ordered were broadcast" / "Nine broadcast episodes were ordered")
+        if ga.iter().any(|w| !is_prep(&w.lemma) && !a.ids.contains(&w.lemma) && moved(w, true)) {
+            reordered = true;
+        }
+        let content_a: Vec<&Word> = ga.iter().copied().filter(|w| !is_prep(&w.lemma) && !moved(w, true)).collect();
+        let content_b: Vec<&Word> = gb.iter().copied().filter(|w| !is_prep(&w.lemma) && !moved(w, false)).collect();
+        // opposite prepositions or particles at the same place
+        if ga.iter().any(|x| gb.iter().any(|y| opposite(&x.lemma, &y.lemma) && x.negated == y.negated)) {
+            note(Difference::Preposition);
+        }
+        // another number, date or amount of the same kind at the same place
+        let qa: Vec<&Quantity> = content_a.iter().filter_map(|w| w.quantity.as_ref()).collect();
+        let qb: Vec<&Quantity> = content_b.iter().filter_map(|w| w.quantity.as_ref()).collect();
+        if qa.iter().any(|x| qb.iter().any(|y| x.unit == y.unit && x.bound == y.bound)) {
+            note(Difference::Number);
+        }
+        if !qa.is_empty() || !qb.is_empty() {
+            leftover = true;
+        }
+        let content_a: Vec<&Word> = content_a.into_iter().filter(|w| w.quantity.is_none()).collect();
+        let content_b: Vec<&Word> = content_b.into_iter().filter(|w| w.quantity.is_none()).collect();
+        // what is left once synonyms, antonyms under opposite polarity and more general words
+        // are taken out
+        let mut rest_a: Vec<&Word> = Vec::new();
+        let mut used_b = vec![false; content_b.len()];
+        let mut general = false;
+        let mut sister = false;
+        for x in &content_a {
+            let mut matched = false;
+            for (k, y) in content_b.iter().enumerate() {
+                if used_b[k] {
+                    continue;
+                }
+                let mut r = lexicon::relation(&x.lemma, &y.lemma);
+                if r == Relation::Unrelated && (x.surface != x.lemma || y.surface != y.lemma) {
+                    r = lexicon::relation(&x.surface, &y.surface);
+                }
+                match r {
+                    Relation::Sister => sister = true,
+                    Relation::Antonym if x.negated != y.negated => matched = true,
+                    Relation::Antonym => {
+                        note(Difference::Antonym);
+                        matched = true;
+                    }
+                    Relation::Hypernym | Relation::Hyponym => {
+                        general = true;
+                        matched = true;
+                    }
+                    _ => {}
+                }
+                if matched {
+                    used_b[k] = true;
+                    break;
+                }
+            }
+            if !matched {
+                rest_a.push(x);
+            }
+        }
+        let rest_b: Vec<&Word> = content_b.iter().enumerate().filter(|(k, _)| !used_b[*k]).map(|(_, w)| *w).collect();
+        if general || !rest_a.is_empty() || !rest_b.is_empty() {
+            leftover = true;
+        }
+        // another value at the same place, in a statement that is otherwise the same: at least
+        // as many words in common as swapped (or kinds of one thing, like "a man" / "a woman")
+        let swapped = rest_a.len().max(rest_b.len());
+        if !rest_a.is_empty() && !rest_b.is_empty() && swapped <= MAX_SWAP && (sister || pairs.len() >= swapped) {
+            note(Difference::Value);
+        }
+    }
+    let equivalent = difference.is_none() && !leftover && !reordered && numbers_equal && ids_equal && !role_swap;
+    Comparison { difference, equivalent }
+}
+
+/// How `a` and `b` differ in what they assert, if they do.
+pub fn differs(a: &Assertion, b: &Assertion) -> Option<Difference> {
+    compare(a, b).difference
 }
 
 pub fn texts_differ(a: &str, b: &str) -> Option<Difference> {
     differs(&parse(a), &parse(b))
 }
 
+pub fn texts_equivalent(a: &str, b: &str) -> bool {
+    compare(&parse(a), &parse(b)).equivalent
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn negation() {
-        assert_eq!(texts_differ("Customer wants paper invoices.", "Customer does not want paper invoices."), Some(Difference::Negation));
-        assert_eq!(texts_differ("Customer doesn't want paper invoices.", "Customer does not want paper invoices."), None);
-        assert_eq!(texts_differ("Never call after 6pm.", "Do not call after 6pm."), None);
+    fn d(a: &str, b: &str) -> Option<Difference> {
+        let x = texts_differ(a, b);
+        assert_eq!(x, texts_differ(b, a), "not symmetric: {a} / {b}");
+        x
     }
 
     #[test]
-    fn numbers_and_dates() {
-        assert_eq!(texts_differ("Returns are accepted within 30 days.", "Returns are accepted within 45 days."), Some(Difference::Number));
-        assert_eq!(texts_differ("The contract renews on 2026-03-01.", "The contract renews on 2026-04-01."), Some(Difference::Number));
-        // One side only adds a number: an elaboration.
-        assert_eq!(texts_differ("Refunds within 30 days.", "Refunds within 30 days for orders over 50 dollars."), None);
-        assert_eq!(texts_differ("Order 007 shipped.", "Order 7 shipped."), None);
+    fn negation_by_scope() {
+        assert_eq!(d("Customer wants paper invoices.", "Customer does not want paper invoices."), Some(Difference::Negation));
+        assert_eq!(d("Customer doesn't want paper invoices.", "Customer does not want paper invoices."), None);
+        assert!(texts_equivalent("Customer doesn't want paper invoices.", "Customer does not want paper invoices."));
+        assert_eq!(d("Never call after 6pm.", "Do not call after 6pm."), None);
+        assert_eq!(d("The account is not frozen and is not closed.", "The account is frozen and closed."), Some(Difference::Negation));
+        assert_eq!(d("There is no refund for this order.", "A refund was issued for this order."), Some(Difference::Negation));
+        assert_eq!(d("Nobody is playing the guitar.", "A man is playing the guitar."), Some(Difference::Negation));
     }
 
     #[test]
-    fn added_information() {
-        let (a, b) = (parse("Customer wants 5 paper invoices."), parse("Customer wants paper invoices."));
-        assert!(adds_information(&a, &b));
-        assert!(!adds_information(&b, &a));
-        let (a, b) = (parse("The customer wants paper invoices!"), parse("customer wants paper invoice"));
-        assert!(!adds_information(&a, &b));
+    fn numbers_dates_amounts_units() {
+        assert_eq!(d("Returns are accepted within 30 days.", "Returns are accepted within 45 days."), Some(Difference::Number));
+        assert_eq!(d("The contract renews on 2026-03-01.", "The contract renews on 2026-04-01."), Some(Difference::Number));
+        assert!(texts_equivalent("The contract renews on 2026-03-01.", "The contract renews on March 1st, 2026."));
+        assert_eq!(d("Refunds within 30 days.", "Refunds within 30 days for orders over 50 dollars."), None);
+        assert!(texts_equivalent("Order 007 shipped.", "Order 7 shipped."));
+        assert!(texts_equivalent("The refund was $1,250.00.", "The refund was 1250 USD."));
+        assert!(texts_equivalent("The parcel weighs 5 kg.", "The parcel weighs 5000 g."));
+        assert_eq!(d("The parcel weighs 5 kg.", "The parcel weighs 6 kg."), Some(Difference::Number));
+        assert_eq!(d("Two dogs are running.", "Three dogs are running."), Some(Difference::Number));
     }
 
     #[test]
-    fn swapped_values() {
-        assert_eq!(texts_differ("Customer prefers email.", "Customer prefers phone."), Some(Difference::Value));
-        assert_eq!(texts_differ("Account manager is Dana Lee.", "Account manager is Omar Haddad."), Some(Difference::Value));
-        assert_eq!(texts_differ("Customer prefers email.", "Customer prefers email for invoices."), None);
-        assert_eq!(texts_differ("Customer prefers email.", "The customer prefers email."), None);
-        // Many words swapped: a different statement, not a contradiction of this one.
-        assert_eq!(texts_differ("Customer prefers email.", "Deploys happen on Tuesdays after the freeze lifts."), None);
+    fn identifiers_are_not_numbers() {
+        assert!(texts_equivalent("cust_7714's refund was approved.", "The refund of cust_7714 was approved."));
+        assert_eq!(d("cust_7714 prefers email.", "cust_8861 prefers phone."), None);
+        assert!(!texts_equivalent("cust_7714 prefers email.", "cust_8861 prefers email."));
+    }
+
+    #[test]
+    fn roles_and_voice() {
+        assert_eq!(d("Acme pays Globex.", "Globex pays Acme."), Some(Difference::Roles));
+        assert!(!texts_equivalent("Acme pays Globex.", "Globex pays Acme."));
+        assert!(texts_equivalent("Alice approved the refund.", "The refund was approved by Alice."));
+        assert_eq!(d("Alice approved the refund.", "The refund was approved by Bob."), Some(Difference::Value));
+        assert!(texts_equivalent("A woman is slicing an onion.", "An onion is being sliced by a woman."));
+        assert_eq!(d("On Fridays deploys are frozen.", "Deploys are frozen on Fridays."), None);
+    }
+
+    #[test]
+    fn prepositions() {
+        assert_eq!(d("The order ships to Lisbon.", "The order ships from Lisbon."), Some(Difference::Preposition));
+        assert_eq!(d("The alarm is on.", "The alarm is off."), Some(Difference::Preposition));
+        assert!(texts_equivalent("There is a guy playing a guitar.", "A guy is playing a guitar."));
+    }
+
+    #[test]
+    fn synonyms_antonyms_and_general_words() {
+        assert!(texts_equivalent("The kids are playing.", "The children are playing."));
+        assert!(texts_equivalent("A cat is on the couch.", "A cat is on the sofa."));
+        assert_eq!(d("The kids are playing.", "The children are playing."), None);
+        assert_eq!(d("Two-factor login is enabled.", "Two-factor login is disabled."), Some(Difference::Antonym));
+        assert!(texts_equivalent("Two-factor login is not enabled.", "Two-factor login is disabled."));
+        // one-way: neither a contradiction nor equivalent
+        assert_eq!(d("A dog is running.", "An animal is running."), None);
+        assert!(!texts_equivalent("A dog is running.", "An animal is running."));
+        assert!(!texts_equivalent("The office is very near the station.", "The office is near the station."));
+    }
+
+    #[test]
+    fn values() {
+        assert_eq!(d("Customer prefers email.", "Customer prefers phone."), Some(Difference::Value));
+        assert_eq!(d("Account manager is Dana Lee.", "Account manager is Omar Haddad."), Some(Difference::Value));
+        assert_eq!(d("Customer prefers email.", "Customer prefers email for invoices."), None);
+        assert!(texts_equivalent("Customer prefers email.", "The customer prefers email."));
+        assert_eq!(d("Customer prefers email.", "Deploys happen on Tuesdays after the freeze lifts."), None);
     }
 }

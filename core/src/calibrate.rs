@@ -1,33 +1,49 @@
-//! Calibration of similarity thresholds on a labelled set of fact pairs, through the real
-//! review logic: each pair is reviewed as a candidate (text a) against one live memory (text b).
-//! Used by `examples/calibrate.rs` and by the calibration regression test.
+//! Calibration of review's similarity thresholds on labelled sentence pairs, through the real
+//! review logic: each pair is reviewed as a candidate (text a) against one live memory (text b),
+//! with the similarity the embedder under test gives them.
+//!
+//! Labels (core/tests/data/corpus/README.md): paraphrase (the same statement), entailment (one
+//! says more than the other), neutral, contradiction. The right verdict for a paraphrase is
+//! duplicate; for a contradiction, contradiction; for the others, new. A duplicate verdict on a
+//! pair that is not a paraphrase is a false merge: the candidate's own content would be lost.
+//! Used by `examples/calibrate.rs` and by the calibration test (core/tests/calibration.rs).
 
-use crate::embed::{cosine, embed};
+use crate::embed::cosine;
+use crate::interrupt;
 use crate::policy::{Policy, Thresholds};
 use crate::review::{decide, Neighbor, Status, Subject};
 use crate::text::content_hash;
 
-pub const LABELS: [&str; 5] = ["duplicate", "paraphrase", "contradiction", "compatible", "unrelated"];
+/// "different": a pair labelled only "not a paraphrase" (PAWS's negatives, mostly swapped roles):
+/// any verdict but duplicate is right, and it counts in no contradiction figure.
+pub const LABELS: [&str; 5] = ["paraphrase", "entailment", "neutral", "contradiction", "different"];
 pub const VERDICTS: [&str; 3] = ["duplicate", "contradiction", "new"];
 
 pub struct Pair {
     pub label: String,
+    pub source: String,
     pub a: String,
     pub b: String,
     pub similarity: f64,
 }
 
-/// Parses `label<TAB>a<TAB>b` lines (first line a header).
-pub fn load(tsv: &str) -> Vec<Pair> {
+/// Parses `label<TAB>source<TAB>id<TAB>a<TAB>b` lines (the first line a header); the similarity
+/// of each pair is the cosine of `embed`'s vectors.
+pub fn load(tsv: &str, embed: &mut dyn FnMut(&str) -> Vec<f32>) -> Vec<Pair> {
+    // a sentence in several pairs is embedded once
+    let mut seen: std::collections::HashMap<String, Vec<f32>> = Default::default();
+    let mut embed = |t: &str| seen.entry(t.to_owned()).or_insert_with(|| embed(t)).clone();
     tsv.lines()
         .skip(1)
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
+            interrupt::check();
             let f: Vec<&str> = l.split('\t').collect();
-            assert_eq!(f.len(), 3, "bad line: {l}");
-            assert!(LABELS.contains(&f[0]), "bad label: {l}");
-            let similarity = f64::from(cosine(&embed(f[1]), &embed(f[2])));
-            Pair { label: f[0].to_owned(), a: f[1].to_owned(), b: f[2].to_owned(), similarity }
+            assert_eq!(f.len(), 5, "bad line: {l}");
+            assert!(LABELS[..4].contains(&f[0]), "bad label: {l}");
+            let label = if f[1].ends_with("-neg") { "different" } else { f[0] };
+            let similarity = f64::from(cosine(&embed(f[3]), &embed(f[4])));
+            Pair { label: label.to_owned(), source: f[1].to_owned(), a: f[3].to_owned(), b: f[4].to_owned(), similarity }
         })
         .collect()
 }
@@ -52,8 +68,10 @@ pub fn verdict(p: &Pair, t: Thresholds, policy: &Policy) -> &'static str {
     }
 }
 
+pub type Matrix = [[usize; 3]; 5];
+
 /// counts[label][verdict]
-pub fn confusion(pairs: &[Pair], t: Thresholds, policy: &Policy) -> [[usize; 3]; 5] {
+pub fn confusion(pairs: &[Pair], t: Thresholds, policy: &Policy) -> Matrix {
     let mut m = [[0usize; 3]; 5];
     for p in pairs {
         let li = LABELS.iter().position(|l| *l == p.label).unwrap();
@@ -63,18 +81,42 @@ pub fn confusion(pairs: &[Pair], t: Thresholds, policy: &Policy) -> [[usize; 3];
     m
 }
 
-/// Which labels count as correct for each verdict. A paraphrase is the same fact, so calling it
-/// a duplicate is right; calling it new is a missed merge, not an error that loses memory.
 fn correct(verdict: usize, label: usize) -> bool {
     match VERDICTS[verdict] {
-        "duplicate" => matches!(LABELS[label], "duplicate" | "paraphrase"),
+        "duplicate" => LABELS[label] == "paraphrase",
         "contradiction" => LABELS[label] == "contradiction",
-        _ => matches!(LABELS[label], "compatible" | "unrelated"),
+        _ => matches!(LABELS[label], "entailment" | "neutral" | "different"),
+    }
+}
+
+/// The figures SPEC §6 sets targets for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Quality {
+    /// Share of the pairs that are not paraphrases (contradiction, neutral, entailment) merged.
+    pub false_merges: f64,
+    /// Share of the paraphrases merged.
+    pub paraphrases_merged: f64,
+    /// Share of the contradictions found.
+    pub contradiction_recall: f64,
+    /// Share of the contradiction verdicts that are right.
+    pub contradiction_precision: f64,
+}
+
+pub fn quality(m: &Matrix) -> Quality {
+    let row = |l: usize| m[l].iter().sum::<usize>().max(1) as f64;
+    let not_para: usize = (1..5).map(|l| m[l][0]).sum();
+    let not_para_n: usize = (1..5).map(|l| m[l].iter().sum::<usize>()).sum();
+    let said_contra: usize = (0..4).map(|l| m[l][1]).sum();
+    Quality {
+        false_merges: not_para as f64 / not_para_n.max(1) as f64,
+        paraphrases_merged: m[0][0] as f64 / row(0),
+        contradiction_recall: m[3][1] as f64 / row(3),
+        contradiction_precision: if said_contra == 0 { 1.0 } else { m[3][1] as f64 / said_contra as f64 },
     }
 }
 
 /// (precision, recall, predicted, relevant) of each verdict.
-pub fn scores(m: &[[usize; 3]; 5]) -> [(f64, f64, usize, usize); 3] {
+pub fn scores(m: &Matrix) -> [(f64, f64, usize, usize); 3] {
     let mut out = [(0.0, 0.0, 0, 0); 3];
     for (v, o) in out.iter_mut().enumerate() {
         let predicted: usize = (0..5).map(|l| m[l][v]).sum();
@@ -87,31 +129,84 @@ pub fn scores(m: &[[usize; 3]; 5]) -> [(f64, f64, usize, usize); 3] {
     out
 }
 
-/// Grid search: the lowest duplicate threshold whose duplicate verdicts are all correct, then
-/// the contradiction threshold with the best F1 (ties: the higher, more conservative one).
-pub fn calibrate(pairs: &[Pair], policy: &Policy) -> Thresholds {
+/// What review would say of a pair at any thresholds: whether it may be merged, whether it
+/// differs, found once through `decide` with the gates wide open.
+fn judged(pairs: &[Pair], policy: &Policy) -> Vec<(usize, f64, bool, bool)> {
+    let open = Thresholds { duplicate: -1.0, contradiction: -1.0 };
+    let dup_only = Thresholds { duplicate: -1.0, contradiction: 2.0 };
+    pairs
+        .iter()
+        .map(|p| {
+            let l = LABELS.iter().position(|x| *x == p.label).unwrap();
+            let merge = verdict(p, dup_only, policy) == "duplicate";
+            let contra = verdict(p, open, policy) == "contradiction";
+            (l, p.similarity, merge, contra)
+        })
+        .collect()
+}
+
+fn fast_confusion(j: &[(usize, f64, bool, bool)], t: Thresholds) -> Matrix {
+    let mut m = [[0usize; 3]; 5];
+    for &(l, sim, merge, contra) in j {
+        let v = if merge && sim >= t.duplicate {
+            0
+        } else if contra && sim >= t.contradiction {
+            1
+        } else {
+            2
+        };
+        m[l][v] += 1;
+    }
+    m
+}
+
+/// Grid search over thresholds no lower than a same-topic gate: the median similarity of the
+/// neutral pairs (half of what is merely related stays out). Duplicate: the lowest threshold
+/// whose false merges stay within `max_false_merges` (more paraphrases found the lower it is).
+/// Contradiction: the threshold with the best F1 among those whose precision reaches `min_precision`,
+/// else the best F1 (ties: the higher, more conservative one).
+pub fn calibrate(pairs: &[Pair], policy: &Policy, max_false_merges: f64, min_precision: f64) -> Thresholds {
+    let j = judged(pairs, policy);
     let grid = |lo: i32, hi: i32| (lo..=hi).map(|x| f64::from(x) / 100.0);
+    // the same-topic gate: the median similarity of the neutral pairs
+    let mut neutral: Vec<f64> = j.iter().filter(|x| LABELS[x.0] == "neutral").map(|x| x.1).collect();
+    neutral.sort_by(f64::total_cmp);
+    let floor = neutral.get(neutral.len() / 2).map_or(0, |m| (m * 100.0).ceil() as i32);
     let mut dup = 0.99;
-    for d in grid(50, 99).rev() {
-        let m = confusion(pairs, Thresholds { duplicate: d, contradiction: d }, policy);
-        if scores(&m)[0].0 < 1.0 {
+    for d in grid(floor, 99).rev() {
+        let q = quality(&fast_confusion(&j, Thresholds { duplicate: d, contradiction: 2.0 }));
+        if q.false_merges > max_false_merges {
             break;
         }
         dup = d;
     }
-    let mut best = (f64::MIN, dup);
-    for c in grid(20, (dup * 100.0) as i32) {
-        let m = confusion(pairs, Thresholds { duplicate: dup, contradiction: c }, policy);
-        let (p, r, _, _) = scores(&m)[1];
+    let mut best: (bool, f64, f64) = (false, f64::MIN, 0.99);
+    for c in grid(floor, 99) {
+        let q = quality(&fast_confusion(&j, Thresholds { duplicate: dup, contradiction: c }));
+        let (p, r) = (q.contradiction_precision, q.contradiction_recall);
         let f1 = if p + r == 0.0 { 0.0 } else { 2.0 * p * r / (p + r) };
-        if f1 >= best.0 {
-            best = (f1, c);
+        let key = (p >= min_precision, f1);
+        if key.0 > best.0 || (key.0 == best.0 && key.1 >= best.1) {
+            best = (key.0, key.1, c);
         }
     }
-    Thresholds { duplicate: dup, contradiction: best.1 }
+    Thresholds { duplicate: dup, contradiction: best.2 }
 }
 
-/// A Markdown report: the confusion matrix and precision/recall per verdict.
+/// Contradiction precision and recall at each contradiction threshold (duplicate threshold fixed).
+pub fn sweep(pairs: &[Pair], policy: &Policy, duplicate: f64) -> Vec<(f64, Quality)> {
+    let j = judged(pairs, policy);
+    (0..=99)
+        .step_by(5)
+        .map(|c| {
+            let c = f64::from(c) / 100.0;
+            (c, quality(&fast_confusion(&j, Thresholds { duplicate, contradiction: c })))
+        })
+        .collect()
+}
+
+/// A Markdown report: the confusion matrix, precision and recall per verdict, and the figures
+/// with targets.
 pub fn report(pairs: &[Pair], t: Thresholds, policy: &Policy) -> String {
     let m = confusion(pairs, t, policy);
     let mut s = format!(
@@ -127,14 +222,13 @@ pub fn report(pairs: &[Pair], t: Thresholds, policy: &Policy) -> String {
     for (v, (p, r, pr, rel)) in scores(&m).iter().enumerate() {
         s += &format!("| {} | {:.3} | {:.3} | {} | {} |\n", VERDICTS[v], p, r, pr, rel);
     }
-    let recall_of = |label: &str, verdict: usize| {
-        let l = LABELS.iter().position(|x| *x == label).unwrap();
-        m[l][verdict] as f64 / m[l].iter().sum::<usize>().max(1) as f64
-    };
+    let q = quality(&m);
     s += &format!(
-        "\nrecall of duplicate pairs as duplicate: {:.3}; of paraphrases as duplicate: {:.3}\n",
-        recall_of("duplicate", 0),
-        recall_of("paraphrase", 0)
+        "\nfalse merges {:.2} % (target ≤ 0.5 %); paraphrases merged {:.1} % (≥ 60 %); contradictions found {:.1} % (≥ 85 %); contradiction verdicts right {:.1} % (≥ 70 %)\n",
+        100.0 * q.false_merges,
+        100.0 * q.paraphrases_merged,
+        100.0 * q.contradiction_recall,
+        100.0 * q.contradiction_precision
     );
     s
 }

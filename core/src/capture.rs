@@ -175,9 +175,9 @@ pub fn prepare_capture(input: &CaptureInput<'_>, policy: &Policy, redactor: &Red
             return Err(Error::invalid("embedding_model given without embedding")
                 .hint("Pass the vector too, or leave both out to use the configured embedder."))
         }
-        (true, Some(m)) if m == crate::embed::MODEL => {
+        (true, Some(m)) if m == crate::embed::MODEL || m == crate::minilm::MODEL => {
             return Err(Error::invalid(format!("embedding model name \"{m}\" is reserved"))
-                .detail("That name belongs to the built-in embedder; vectors from elsewhere need their own model name."))
+                .detail("That name belongs to a built-in embedder; vectors from elsewhere need their own model name."))
         }
         _ => {}
     }

@@ -9,6 +9,8 @@ pub mod embed;
 pub mod error;
 pub mod ids;
 pub mod interrupt;
+pub mod lexicon;
+pub mod minilm;
 pub mod policy;
 pub mod redact;
 pub mod review;

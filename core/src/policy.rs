@@ -207,21 +207,36 @@ pub struct RecallPolicy {
     pub low_confidence: f64,
 }
 
-/// The built-in embedder's thresholds, calibrated on core/tests/data/fact_pairs.tsv
-/// (`cargo run -p memory_fabric_core --example calibrate`). Duplicate: the lowest threshold
-/// with no false merge on the set is 0.86, but a compatible pair reaches 0.858, so 0.90 keeps a
-/// margin. Contradiction: the lowest real contradiction scores 0.662; 0.60 keeps a margin, at
-/// the cost of flagging some paraphrases (which are then blocked or superseded, never lost).
-pub const BUILTIN_DUPLICATE: f64 = 0.90;
-pub const BUILTIN_CONTRADICTION: f64 = 0.60;
+/// The built-in embedders' thresholds, calibrated on the evaluation corpus (core/tests/data/corpus,
+/// `cargo run --release -p memory_fabric_core --example calibrate`; the figures are in README.md,
+/// Review quality). Duplicate: the lowest threshold whose false merges stay under 0.4 % of the
+/// pairs that are not paraphrases, so under the 0.5 % target with a margin. Contradiction: the
+/// same-topic gate with the best F1 of contradiction verdicts.
+pub const BUILTIN_DUPLICATE: f64 = 0.30;
+pub const BUILTIN_CONTRADICTION: f64 = 0.30;
+pub const SEMANTIC_DUPLICATE: f64 = 0.53;
+pub const SEMANTIC_CONTRADICTION: f64 = 0.53;
+
+/// The calibrated thresholds of a built-in model, if `model` is one.
+pub fn builtin_thresholds(model: &str) -> Option<Thresholds> {
+    if model == crate::embed::MODEL {
+        Some(Thresholds { duplicate: BUILTIN_DUPLICATE, contradiction: BUILTIN_CONTRADICTION })
+    } else if model == crate::minilm::MODEL {
+        Some(Thresholds { duplicate: SEMANTIC_DUPLICATE, contradiction: SEMANTIC_CONTRADICTION })
+    } else {
+        None
+    }
+}
 
 impl Policy {
     pub fn thresholds_for(&self, model: &str) -> Thresholds {
         self.thresholds
             .iter()
             .find(|(m, _)| m == model)
-            .or_else(|| self.thresholds.iter().find(|(m, _)| m == "*"))
             .map(|(_, t)| *t)
+            // a policy written before a built-in model existed still gets its calibrated values
+            .or_else(|| builtin_thresholds(model))
+            .or_else(|| self.thresholds.iter().find(|(m, _)| m == "*").map(|(_, t)| *t))
             .unwrap_or(Thresholds { duplicate: 0.94, contradiction: 0.85 })
     }
 
@@ -272,7 +287,8 @@ impl Policy {
             },
             "thresholds": {
                 "*": { "duplicate": 0.94, "contradiction": 0.85 },
-                crate::embed::MODEL: { "duplicate": BUILTIN_DUPLICATE, "contradiction": BUILTIN_CONTRADICTION }
+                crate::embed::MODEL: { "duplicate": BUILTIN_DUPLICATE, "contradiction": BUILTIN_CONTRADICTION },
+                crate::minilm::MODEL: { "duplicate": SEMANTIC_DUPLICATE, "contradiction": SEMANTIC_CONTRADICTION }
             },
             "tiers": {
                 "rules": [

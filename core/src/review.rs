@@ -2,7 +2,7 @@
 //! and the live promoted memories the extension found near it. Pure and deterministic: the
 //! same candidate, policy and neighbours give the same verdict.
 
-use crate::assertion::{adds_information, differs, parse};
+use crate::assertion::{compare, parse, Assertion};
 use crate::policy::{Policy, Thresholds, Tier, UntrustedOnly};
 
 /// The candidate under review.
@@ -190,7 +190,7 @@ fn fmt_sim(x: Option<f64>) -> String {
 
 /// Whether `n` says what `me` says, in the strict sense a duplicate needs: the same content, or
 /// near-identical with no differing assertion and nothing added.
-fn repeats(s: &Subject<'_>, me: &crate::assertion::Assertion, n: &Neighbor, t: Thresholds) -> bool {
+fn repeats(s: &Subject<'_>, me: &Assertion, n: &Neighbor, t: Thresholds) -> bool {
     if n.content_hash == s.content_hash {
         return true;
     }
@@ -198,8 +198,7 @@ fn repeats(s: &Subject<'_>, me: &crate::assertion::Assertion, n: &Neighbor, t: T
     n.similarity.is_some_and(|x| x >= t.duplicate)
         && !different_keys(s, n)
         && same_fact(s, n) != Some(false)
-        && differs(me, &other).is_none()
-        && !adds_information(me, &other)
+        && compare(me, &other).equivalent
         && n.judge != Some(true)
 }
 
@@ -348,7 +347,7 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
                 if judge_configured {
                     (n.judge == Some(true)).then(|| (*n, "judge".to_owned()))
                 } else {
-                    differs(&me, &parse(&n.text)).map(|d| (*n, d.as_str().to_owned()))
+                    compare(&me, &parse(&n.text)).difference.map(|d| (*n, d.as_str().to_owned()))
                 }
             })
         });
@@ -596,10 +595,11 @@ mod tests {
         let s = Subject { text: "Customer cus_77 wants 5 paper invoices.", ..seed() };
         let v = decide(&s, &[n("pm_p", "Customer cus_77 wants paper invoices.", 0.95)], th(), &policy(), false, None);
         assert_eq!(v.status, Status::PendingPromotion);
-        // The other way round it is: the memory already says everything the candidate says.
+        // Nor the other way round: a one-way entailment is never merged (the memory says more,
+        // but the two are not the same statement).
         let s = Subject { text: "Customer cus_77 wants paper invoices.", ..seed() };
         let v = decide(&s, &[n("pm_p", "Customer cus_77 wants 5 paper invoices.", 0.95)], th(), &policy(), false, None);
-        assert_eq!(v.status, Status::DuplicateOf);
+        assert_eq!(v.status, Status::PendingPromotion);
     }
 
     #[test]

@@ -1,0 +1,122 @@
+//! all-MiniLM-L6-v2 sentence embeddings, in process and in pure Rust.
+//!
+//! A re-implementation of the sentence-transformers pipeline of
+//! `sentence-transformers/all-MiniLM-L6-v2`: BERT WordPiece tokenisation (uncased, at most
+//! 256 tokens), the 6-layer BERT encoder (hidden 384, 12 heads, exact GELU), mean pooling
+//! and L2 normalisation. It matches the reference library to a cosine of at least 0.9999
+//! (tests/minilm.rs checks it against vectors the reference produced).
+//!
+//! The model files are not part of this crate: `load` reads them from a directory (setup
+//! installs them and verifies `FILES`' checksums; `load` does not hash 90 MB, it validates
+//! the structure instead). The weights are memory-mapped read-only and used in place, so the
+//! processes that load the model share one copy in the page cache. Nothing is downloaded and
+//! no thread is spawned: this runs inside PostgreSQL backends.
+
+mod kernel;
+mod math;
+mod model;
+mod safetensors;
+mod tokenizer;
+
+use std::path::Path;
+
+/// The model's name, as stored alongside its vectors.
+pub const MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";
+/// Length of an embedding.
+pub const DIMENSIONS: usize = 384;
+/// Longest token sequence embedded, [CLS] and [SEP] included (the model's max_seq_length);
+/// the rest of a longer text is ignored, as the reference does.
+pub const MAX_TOKENS: usize = 256;
+/// The files `load` reads from the model directory, with their SHA-256 (as published in
+/// the model's repository), for setup to verify.
+pub const FILES: &[(&str, &str)] = &[
+    (
+        "model.safetensors",
+        "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    ),
+    (
+        "vocab.txt",
+        "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+    ),
+];
+
+/// A loaded model: tokenizer and memory-mapped weights. Immutable, so one instance can serve
+/// any number of `embed` calls (and threads).
+pub struct MiniLm {
+    tokenizer: tokenizer::Tokenizer,
+    model: model::Model,
+}
+
+impl std::fmt::Debug for MiniLm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MiniLm")
+            .field("model", &MODEL)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MiniLm {
+    /// Loads the model from `dir`, which holds `model.safetensors` and `vocab.txt`.
+    ///
+    /// Cheap (a few milliseconds): maps the weights without reading them, parses the
+    /// vocabulary, and checks the safetensors header, every tensor's name, dtype and shape,
+    /// and that the file is neither truncated nor padded. Errors name the file and the fault.
+    pub fn load(dir: &Path) -> Result<MiniLm, String> {
+        match std::fs::metadata(dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(format!(
+                    "model directory {} is not a directory",
+                    dir.display()
+                ))
+            }
+            Err(e) => {
+                return Err(format!(
+                    "model directory {} cannot be read: {e} (are the {MODEL} files installed?)",
+                    dir.display()
+                ))
+            }
+        }
+        for (name, _) in FILES {
+            let path = dir.join(name);
+            if !path.is_file() {
+                return Err(format!(
+                    "{} is missing: the model directory needs {}",
+                    path.display(),
+                    FILES
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                ));
+            }
+        }
+        let weights = dir.join("model.safetensors");
+        let model = model::Model::load(safetensors::Tensors::open(&weights)?)?;
+        let vocab_path = dir.join("vocab.txt");
+        let vocab = tokenizer::Vocab::parse(&vocab_path, model::VOCAB)?;
+        let tokenizer = tokenizer::Tokenizer::new(vocab, &vocab_path)?;
+        Ok(MiniLm { tokenizer, model })
+    }
+
+    /// The token ids the model sees for `text`: [CLS], the word pieces, [SEP]; at most
+    /// `MAX_TOKENS` in all.
+    pub fn tokenize(&self, text: &str) -> Vec<u32> {
+        self.tokenizer.encode(text, MAX_TOKENS)
+    }
+
+    /// The embedding of `text`: `DIMENSIONS` floats of unit length. A text without any
+    /// token (empty, only whitespace or control characters) still gets one, that of
+    /// "[CLS] [SEP]".
+    pub fn embed(&self, text: &str) -> Vec<f32> {
+        let ids = self.tokenize(text);
+        self.model.embed(&ids)
+    }
+
+    /// How many weight tensors had to be copied to the heap instead of being used in place
+    /// from the mapping (misaligned in the file, or a big-endian machine): 0 for the
+    /// published model file on x86-64 and aarch64.
+    pub fn copied_tensors(&self) -> usize {
+        self.model.copied_tensors()
+    }
+}

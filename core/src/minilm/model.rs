@@ -1,0 +1,335 @@
+//! The BERT encoder of all-MiniLM-L6-v2 and its pooling: f32 throughout, single sequence.
+//!
+//! Matrix products go through `matrixmultiply::sgemm`, single-threaded (no threads may be
+//! spawned inside a PostgreSQL backend), which picks its AVX2/FMA kernel at run time; the
+//! linear layers use kernel.rs's dot-product kernel instead where the CPU has AVX2 and FMA.
+//! Hugging Face stores a linear layer's weight as [out, in] row-major; `x · Wᵀ` reads W as
+//! it is (swapped strides for sgemm), so the mapped weights are used without a copy.
+
+use super::safetensors::{Tensors, F32};
+
+pub(crate) const HIDDEN: usize = 384;
+pub(crate) const LAYERS: usize = 6;
+pub(crate) const HEADS: usize = 12;
+pub(crate) const HEAD_DIM: usize = HIDDEN / HEADS;
+pub(crate) const INTERMEDIATE: usize = 1536;
+pub(crate) const VOCAB: usize = 30522;
+pub(crate) const MAX_POSITIONS: usize = 512;
+const TYPE_VOCAB: usize = 2;
+const LAYER_NORM_EPS: f32 = 1e-12;
+
+struct Linear {
+    weight: F32,
+    bias: F32,
+    inputs: usize,
+    outputs: usize,
+}
+
+struct LayerNorm {
+    weight: F32,
+    bias: F32,
+}
+
+struct Layer {
+    query: Linear,
+    key: Linear,
+    value: Linear,
+    attention_out: Linear,
+    attention_norm: LayerNorm,
+    intermediate: Linear,
+    output: Linear,
+    output_norm: LayerNorm,
+}
+
+pub(crate) struct Model {
+    tensors: Tensors,
+    word: F32,
+    position: F32,
+    token_type: F32,
+    embedding_norm: LayerNorm,
+    layers: Vec<Layer>,
+}
+
+impl Linear {
+    fn load(t: &Tensors, name: &str, inputs: usize, outputs: usize) -> Result<Linear, String> {
+        Ok(Linear {
+            weight: t.f32(&format!("{name}.weight"), &[outputs, inputs])?,
+            bias: t.f32(&format!("{name}.bias"), &[outputs])?,
+            inputs,
+            outputs,
+        })
+    }
+}
+
+impl LayerNorm {
+    fn load(t: &Tensors, name: &str) -> Result<LayerNorm, String> {
+        Ok(LayerNorm {
+            weight: t.f32(&format!("{name}.weight"), &[HIDDEN])?,
+            bias: t.f32(&format!("{name}.bias"), &[HIDDEN])?,
+        })
+    }
+}
+
+/// Number of elements a strided `rows x cols` matrix spans.
+fn span(rows: usize, cols: usize, rs: usize, cs: usize) -> usize {
+    if rows == 0 || cols == 0 {
+        0
+    } else {
+        (rows - 1) * rs + (cols - 1) * cs + 1
+    }
+}
+
+/// `c = alpha · a · b + beta · c` for strided row/column layouts; a is m×k, b is k×n.
+#[inline]
+pub(crate) fn gemm(
+    (m, k, n): (usize, usize, usize),
+    alpha: f32,
+    (a, rsa, csa): (&[f32], usize, usize),
+    (b, rsb, csb): (&[f32], usize, usize),
+    beta: f32,
+    (c, rsc, csc): (&mut [f32], usize, usize),
+) {
+    assert!(a.len() >= span(m, k, rsa, csa));
+    assert!(b.len() >= span(k, n, rsb, csb));
+    assert!(c.len() >= span(m, n, rsc, csc));
+    // SAFETY: the asserts keep every strided access inside the slices; `c` is an exclusive
+    // borrow that overlaps neither `a` nor `b`.
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            alpha,
+            a.as_ptr(),
+            rsa as isize,
+            csa as isize,
+            b.as_ptr(),
+            rsb as isize,
+            csb as isize,
+            beta,
+            c.as_mut_ptr(),
+            rsc as isize,
+            csc as isize,
+        );
+    }
+}
+
+/// Scratch buffers of one forward pass, sized for its sequence length.
+struct Scratch {
+    x: Vec<f32>,
+    q: Vec<f32>,
+    k: Vec<f32>,
+    v: Vec<f32>,
+    ctx: Vec<f32>,
+    scores: Vec<f32>,
+    inter: Vec<f32>,
+}
+
+impl Model {
+    pub(crate) fn load(tensors: Tensors) -> Result<Model, String> {
+        let t = &tensors;
+        let word = t.f32("embeddings.word_embeddings.weight", &[VOCAB, HIDDEN])?;
+        let position = t.f32(
+            "embeddings.position_embeddings.weight",
+            &[MAX_POSITIONS, HIDDEN],
+        )?;
+        let token_type = t.f32(
+            "embeddings.token_type_embeddings.weight",
+            &[TYPE_VOCAB, HIDDEN],
+        )?;
+        let embedding_norm = LayerNorm::load(t, "embeddings.LayerNorm")?;
+        let mut layers = Vec::with_capacity(LAYERS);
+        for i in 0..LAYERS {
+            let p = format!("encoder.layer.{i}");
+            layers.push(Layer {
+                query: Linear::load(t, &format!("{p}.attention.self.query"), HIDDEN, HIDDEN)?,
+                key: Linear::load(t, &format!("{p}.attention.self.key"), HIDDEN, HIDDEN)?,
+                value: Linear::load(t, &format!("{p}.attention.self.value"), HIDDEN, HIDDEN)?,
+                attention_out: Linear::load(
+                    t,
+                    &format!("{p}.attention.output.dense"),
+                    HIDDEN,
+                    HIDDEN,
+                )?,
+                attention_norm: LayerNorm::load(t, &format!("{p}.attention.output.LayerNorm"))?,
+                intermediate: Linear::load(
+                    t,
+                    &format!("{p}.intermediate.dense"),
+                    HIDDEN,
+                    INTERMEDIATE,
+                )?,
+                output: Linear::load(t, &format!("{p}.output.dense"), INTERMEDIATE, HIDDEN)?,
+                output_norm: LayerNorm::load(t, &format!("{p}.output.LayerNorm"))?,
+            });
+        }
+        // A layer beyond the sixth would mean a different model than this code implements.
+        let extra = format!("encoder.layer.{LAYERS}.");
+        if let Some(x) = t.tensors().iter().find(|x| x.name.starts_with(&extra)) {
+            return Err(format!(
+                "model.safetensors has tensor {:?}: more than {LAYERS} layers, not all-MiniLM-L6-v2",
+                x.name
+            ));
+        }
+        Ok(Model {
+            tensors,
+            word,
+            position,
+            token_type,
+            embedding_norm,
+            layers,
+        })
+    }
+
+    /// How many tensors could not be used in place (see safetensors.rs).
+    pub(crate) fn copied_tensors(&self) -> usize {
+        let mut all = vec![&self.word, &self.position, &self.token_type];
+        all.extend([&self.embedding_norm.weight, &self.embedding_norm.bias]);
+        for l in &self.layers {
+            for lin in [
+                &l.query,
+                &l.key,
+                &l.value,
+                &l.attention_out,
+                &l.intermediate,
+                &l.output,
+            ] {
+                all.extend([&lin.weight, &lin.bias]);
+            }
+            for n in [&l.attention_norm, &l.output_norm] {
+                all.extend([&n.weight, &n.bias]);
+            }
+        }
+        all.iter().filter(|t| t.is_copy()).count()
+    }
+
+    fn w<'a>(&'a self, t: &'a F32) -> &'a [f32] {
+        self.tensors.get(t)
+    }
+
+    /// `out[n × outputs] = x[n × inputs] · Wᵀ + bias (+ out, when `accumulate`)`.
+    fn linear(&self, lin: &Linear, x: &[f32], n: usize, out: &mut [f32], accumulate: bool) {
+        let (w, b) = (self.w(&lin.weight), self.w(&lin.bias));
+        let out = &mut out[..n * lin.outputs];
+        if accumulate {
+            for row in out.chunks_exact_mut(lin.outputs) {
+                row.iter_mut().zip(b).for_each(|(o, b)| *o += b);
+            }
+        } else {
+            for row in out.chunks_exact_mut(lin.outputs) {
+                row.copy_from_slice(b);
+            }
+        }
+        super::kernel::add_x_wt(x, w, n, lin.inputs, lin.outputs, out);
+    }
+
+    fn layer_norm(&self, norm: &LayerNorm, x: &mut [f32]) {
+        let (g, b) = (self.w(&norm.weight), self.w(&norm.bias));
+        for row in x.chunks_exact_mut(HIDDEN) {
+            layer_norm_row(row, g, b);
+        }
+    }
+
+    /// The sentence embedding of `ids` (already with [CLS]/[SEP], at most 512 long):
+    /// mean of the last hidden states, L2-normalised.
+    pub(crate) fn embed(&self, ids: &[u32]) -> Vec<f32> {
+        let n = ids.len();
+        assert!((1..=MAX_POSITIONS).contains(&n), "sequence length {n}");
+        let mut s = Scratch {
+            x: vec![0.0; n * HIDDEN],
+            q: vec![0.0; n * HIDDEN],
+            k: vec![0.0; n * HIDDEN],
+            v: vec![0.0; n * HIDDEN],
+            ctx: vec![0.0; n * HIDDEN],
+            scores: vec![0.0; n * n],
+            inter: vec![0.0; n * INTERMEDIATE],
+        };
+
+        // Embeddings: word + position + token type 0, then LayerNorm.
+        let (word, pos, tt) = (
+            self.w(&self.word),
+            self.w(&self.position),
+            self.w(&self.token_type),
+        );
+        let tt0 = &tt[..HIDDEN];
+        for (i, (row, &id)) in s.x.chunks_exact_mut(HIDDEN).zip(ids).enumerate() {
+            let id = (id as usize).min(VOCAB - 1);
+            let w = &word[id * HIDDEN..(id + 1) * HIDDEN];
+            let p = &pos[i * HIDDEN..(i + 1) * HIDDEN];
+            for (((o, &w), &p), &t) in row.iter_mut().zip(w).zip(p).zip(tt0) {
+                *o = w + p + t;
+            }
+        }
+        self.layer_norm(&self.embedding_norm, &mut s.x);
+
+        for layer in &self.layers {
+            crate::interrupt::check();
+            self.layer(layer, n, &mut s);
+        }
+        crate::interrupt::check();
+
+        // Mean pooling over all tokens (one sequence, attention mask all ones), then L2.
+        let mut out = vec![0.0f32; HIDDEN];
+        for row in s.x.chunks_exact(HIDDEN) {
+            out.iter_mut().zip(row).for_each(|(o, &x)| *o += x);
+        }
+        let inv_n = 1.0 / n as f32;
+        out.iter_mut().for_each(|o| *o *= inv_n);
+        let norm = out.iter().map(|&v| v as f64 * v as f64).sum::<f64>().sqrt() as f32;
+        let inv = 1.0 / norm.max(1e-12);
+        out.iter_mut().for_each(|o| *o *= inv);
+        out
+    }
+
+    fn layer(&self, l: &Layer, n: usize, s: &mut Scratch) {
+        self.linear(&l.query, &s.x, n, &mut s.q, false);
+        self.linear(&l.key, &s.x, n, &mut s.k, false);
+        self.linear(&l.value, &s.x, n, &mut s.v, false);
+
+        // Self-attention, one head at a time, on strided views of q, k, v: no copies.
+        let scale = 1.0 / (HEAD_DIM as f32).sqrt();
+        for h in 0..HEADS {
+            let off = h * HEAD_DIM;
+            // scores[n × n] = scale · Q_h · K_hᵀ; K_hᵀ[d][j] = k[j·HIDDEN + off + d].
+            gemm(
+                (n, HEAD_DIM, n),
+                scale,
+                (&s.q[off..], HIDDEN, 1),
+                (&s.k[off..], 1, HIDDEN),
+                0.0,
+                (&mut s.scores, n, 1),
+            );
+            for row in s.scores.chunks_exact_mut(n) {
+                super::math::softmax(row);
+            }
+            // ctx_h[n × HEAD_DIM] = P · V_h, written into its columns of ctx.
+            gemm(
+                (n, n, HEAD_DIM),
+                1.0,
+                (&s.scores, n, 1),
+                (&s.v[off..], HIDDEN, 1),
+                0.0,
+                (&mut s.ctx[off..], HIDDEN, 1),
+            );
+        }
+
+        // Attention output: dense + bias + residual, LayerNorm. x is the residual: accumulate.
+        self.linear(&l.attention_out, &s.ctx, n, &mut s.x, true);
+        self.layer_norm(&l.attention_norm, &mut s.x);
+
+        // Feed-forward: dense + GELU, dense + bias + residual, LayerNorm.
+        self.linear(&l.intermediate, &s.x, n, &mut s.inter, false);
+        super::math::gelu(&mut s.inter);
+        self.linear(&l.output, &s.inter, n, &mut s.x, true);
+        self.layer_norm(&l.output_norm, &mut s.x);
+    }
+}
+
+fn layer_norm_row(row: &mut [f32], g: &[f32], b: &[f32]) {
+    let n = row.len() as f32;
+    let mean = row.iter().sum::<f32>() / n;
+    let var = row.iter().map(|&v| (v - mean) * (v - mean)).sum::<f32>() / n;
+    let inv = 1.0 / (var + LAYER_NORM_EPS).sqrt();
+    for ((v, &g), &b) in row.iter_mut().zip(g).zip(b) {
+        *v = (*v - mean) * inv * g + b;
+    }
+}
