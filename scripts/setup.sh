@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything memory_fabric needs on a Debian 12 machine, idempotently:
 # PostgreSQL 15 and build prerequisites, pgvector 0.8.0 (from Debian's source
-# package when no `vector` extension is installed), cargo-pgrx and `cargo pgrx init`.
+# package when no `vector` extension is installed), cargo-pgrx and `cargo pgrx init`, and the
+# semantic embedder's weights (scripts/install_model.sh).
 # Each step checks first and is skipped when its result is already there.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -54,4 +55,5 @@ if ! grep -qs "pg$MF_PG_MAJOR = \"$MF_PG_CONFIG\"" "$HOME/.pgrx/config.toml"; th
   mf_log "cargo pgrx init --pg$MF_PG_MAJOR $MF_PG_CONFIG"
   cargo pgrx init "--pg$MF_PG_MAJOR" "$MF_PG_CONFIG"
 fi
+bash "$MF_ROOT/scripts/install_model.sh"
 mf_log "setup complete"

@@ -230,6 +230,7 @@ DECLARE
     t         timestamptz := coalesce(recall.as_of, pg_catalog.clock_timestamp());
     s         double precision[];
     q_builtin real[];
+    q_sem     real[];
     q_fn      real[];
     q_fn_mod  text;
     has_query boolean := recall.query_text IS NOT NULL OR recall.query_embedding IS NOT NULL;
@@ -238,6 +239,7 @@ DECLARE
     top_rel   double precision[];
     top_sco   double precision[];
     q_b       %1$s.vector;
+    q_s       %1$s.vector;
     q_f       %1$s.vector;
 BEGIN
     IF recall.tenant_id IS NULL OR pg_catalog.btrim(recall.tenant_id) = '' THEN
@@ -264,7 +266,7 @@ BEGIN
         END IF;
         SELECT dimensions INTO reg_dims FROM memory_fabric.embedding_models m
         WHERE m.tenant_id = recall.tenant_id AND m.model = recall.query_embedding_model;
-        IF recall.query_embedding_model = 'memory_fabric/hash-384-v1' THEN
+        IF recall.query_embedding_model IN ('memory_fabric/hash-384-v1', 'sentence-transformers/all-MiniLM-L6-v2') THEN
             reg_dims := 384;
         END IF;
         IF reg_dims IS NOT NULL AND reg_dims <> %1$s.vector_dims(recall.query_embedding) THEN
@@ -274,7 +276,7 @@ BEGIN
     END IF;
 
     IF recall.query_text IS NOT NULL THEN
-        SELECT e.builtin, e.function_embedding, e.function_model INTO q_builtin, q_fn, q_fn_mod
+        SELECT e.builtin, e.semantic, e.function_embedding, e.function_model INTO q_builtin, q_sem, q_fn, q_fn_mod
         FROM memory_fabric._embed_query(recall.tenant_id, recall.query_text) e;
     END IF;
 
@@ -301,6 +303,7 @@ BEGIN
         -- search within the scope filters, was slower on 1M memories: the filtered index search
         -- alone took 54 ms a call, measured with pg_stat_statements.)
         q_b := q_builtin::%1$s.vector;
+        q_s := q_sem::%1$s.vector;
         q_f := q_fn::%1$s.vector;
         SELECT coalesce(array_agg(x.id ORDER BY x.sco DESC, x.priority DESC, x.promoted_at DESC, x.id), '{}'),
                array_agg(x.rel ORDER BY x.sco DESC, x.priority DESC, x.promoted_at DESC, x.id),
@@ -315,6 +318,8 @@ BEGIN
                            CASE WHEN m.embedding IS NULL THEN NULL
                                 WHEN m.embedding_model = 'memory_fabric/hash-384-v1' AND q_b IS NOT NULL
                                     THEN 1 - (m.embedding OPERATOR(%1$s.<=>) q_b)
+                                WHEN m.embedding_model = 'sentence-transformers/all-MiniLM-L6-v2' AND q_s IS NOT NULL
+                                    THEN 1 - (m.embedding OPERATOR(%1$s.<=>) q_s)
                                 WHEN m.embedding_model = q_fn_mod
                                     THEN 1 - (m.embedding OPERATOR(%1$s.<=>) q_f)
                                 WHEN m.embedding_model = recall.query_embedding_model

@@ -217,11 +217,16 @@ CREATE INDEX promoted_contradicts ON memory_fabric.promoted_memory (contradicts_
 CREATE INDEX promoted_hash ON memory_fabric.promoted_memory (tenant_id, content_hash);
 CREATE INDEX promoted_fact ON memory_fabric.promoted_memory (tenant_id, entity, predicate)
     WHERE entity IS NOT NULL;
--- Nearest-neighbour search for the built-in embedder's vectors.
+-- Nearest-neighbour search for the built-in embedders' vectors, one index per model.
 DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
 CREATE INDEX promoted_builtin_hnsw ON memory_fabric.promoted_memory
     USING hnsw ((embedding::@pgvector@.vector(384)) @pgvector@.vector_cosine_ops)
     WHERE embedding_model = 'memory_fabric/hash-384-v1'
+$ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
+DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
+CREATE INDEX promoted_semantic_hnsw ON memory_fabric.promoted_memory
+    USING hnsw ((embedding::@pgvector@.vector(384)) @pgvector@.vector_cosine_ops)
+    WHERE embedding_model = 'sentence-transformers/all-MiniLM-L6-v2'
 $ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
 
 -- Which roles may act for which tenants ('*': every tenant). Revocation is write-once, so the

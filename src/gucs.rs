@@ -12,6 +12,17 @@ pub static EMBEDDING_FUNCTION: GucSetting<Option<CString>> = GucSetting::<Option
 /// function's qualified name. Change it whenever the function's output changes.
 pub static EMBEDDING_MODEL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
+/// Which built-in embedder capture, re-embedding and recall by text use when no vector and no
+/// embedding function is given: `auto` (the semantic model where its weights are installed, else
+/// the hashing one), `sentence-transformers/all-MiniLM-L6-v2` or `memory_fabric/hash-384-v1`.
+/// Superuser-only: review compares a candidate only with memories of its own model, so a writer
+/// choosing its model could step around deduplication.
+pub static BUILTIN_MODEL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"auto"));
+
+/// The folder holding the semantic model's model.safetensors and vocab.txt. Unset: the one
+/// scripts/install_model.sh installs, under the server's share directory. Superuser-only.
+pub static MODEL_DIR: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+
 /// SQL function `name(text, text)` returning boolean: does the first statement contradict the
 /// second? Used by review instead of the built-in assertion heuristic. Superuser-only.
 pub static CONTRADICTION_FUNCTION: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
@@ -42,6 +53,22 @@ pub fn init() {
         c"Model name recorded for vectors made by memory_fabric.embedding_function.",
         c"Empty means the function's qualified name.",
         &EMBEDDING_MODEL,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"memory_fabric.builtin_model",
+        c"Built-in embedding model used when no vector and no embedding function is given.",
+        c"auto (the semantic model where its weights are installed, else the hashing one), sentence-transformers/all-MiniLM-L6-v2 or memory_fabric/hash-384-v1.",
+        &BUILTIN_MODEL,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"memory_fabric.model_dir",
+        c"Folder holding the semantic built-in model's weights.",
+        c"Empty means extension/memory_fabric/all-MiniLM-L6-v2 under the server's share directory.",
+        &MODEL_DIR,
         GucContext::Suset,
         GucFlags::default(),
     );

@@ -6,6 +6,7 @@
 use pgrx::prelude::*;
 
 mod api;
+mod embedder;
 mod error;
 mod events;
 mod gucs;

@@ -37,6 +37,7 @@ fn a_new_policy_version_is_picked_up_by_the_cache() {
 
 #[pg_test]
 fn stored_embedding_is_the_core_embedding_of_the_redacted_text() {
+    Spi::run("SET memory_fabric.builtin_model = 'memory_fabric/hash-384-v1'").unwrap();
     let id = capture("t_emb", "Card 4111111111111111 is on file.");
     let (text, v) = Spi::get_two_with_args::<String, Vec<f32>>(
         "SELECT text, embedding::real[] FROM memory_fabric.candidates WHERE id = $1",
@@ -46,6 +47,20 @@ fn stored_embedding_is_the_core_embedding_of_the_redacted_text() {
     let text = text.unwrap();
     assert_eq!(text, "Card [REDACTED:payment_card] is on file.");
     assert_eq!(v.unwrap(), embed::embed(&text));
+}
+
+#[pg_test]
+fn the_semantic_model_embeds_in_the_backend_as_in_the_core() {
+    Spi::run("SET memory_fabric.builtin_model = 'sentence-transformers/all-MiniLM-L6-v2'").unwrap();
+    let id = capture("t_sem", "The customer prefers email for order updates.");
+    let (model, v) = Spi::get_two_with_args::<String, Vec<f32>>(
+        "SELECT embedding_model, embedding::real[] FROM memory_fabric.candidates WHERE id = $1",
+        &[id.as_str().into()],
+    )
+    .unwrap();
+    assert_eq!(model.as_deref(), Some("sentence-transformers/all-MiniLM-L6-v2"));
+    let core = memory_fabric_core::minilm::MiniLm::load(&crate::embedder::model_dir()).unwrap();
+    assert_eq!(v.unwrap(), core.embed("The customer prefers email for order updates."));
 }
 
 #[pg_test]
@@ -118,6 +133,8 @@ fn nearest(candidate_id: &str) -> Option<(String, f64)> {
 
 #[pg_test]
 fn scoped_nearest_neighbour_is_exact_through_the_index() {
+    // the hashing model's index is the one looked at below
+    Spi::run("SET memory_fabric.builtin_model = 'memory_fabric/hash-384-v1'").unwrap();
     let channels = ["email", "phone", "sms", "post", "chat", "fax"];
     let topics = ["billing", "shipping", "returns", "outages", "renewals", "security", "invoices"];
     let big: Vec<String> = (0..700)
@@ -193,6 +210,7 @@ fn scoped_nearest_neighbour_is_exact_through_the_index() {
 
 #[pg_test]
 fn the_hnsw_settings_are_restored_after_review() {
+    Spi::run("SET memory_fabric.builtin_model = 'memory_fabric/hash-384-v1'").unwrap();
     Spi::run("SET hnsw.iterative_scan = off; SET memory_fabric.exact_search_limit = 0").unwrap();
     bulk_promote("t_restore", &["Deploys are frozen on Fridays".to_string()]);
     let id = capture("t_restore", "Deploys are frozen on Fridays!");

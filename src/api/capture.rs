@@ -5,7 +5,7 @@ use crate::gucs;
 use crate::policy;
 use crate::spi::{plan, FLOAT4_ARRAY, FLOAT8, INT4, TEXT, TEXT_ARRAY};
 use memory_fabric_core::capture::{check_embedding, prepare_capture, CaptureInput};
-use memory_fabric_core::{embed, ids, Error, Kind};
+use memory_fabric_core::{ids, Error, Kind};
 use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
 
@@ -234,7 +234,10 @@ pub fn capture(client: &mut SpiClient<'_>, input: &CaptureInput<'_>, caller_vec:
                 (v, m)
             }
             // The redacted text is embedded: nothing of what redaction removed survives.
-            None => (embed::embed(&prepared.text), embed::MODEL.to_owned()),
+            None => {
+                let (v, m) = crate::embedder::embed_builtin(&prepared.text);
+                (v, m.to_owned())
+            }
         },
     };
 

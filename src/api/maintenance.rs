@@ -17,7 +17,7 @@ use crate::rows::require_text;
 use crate::security::{caller_name, require_tenant};
 use crate::spi::{col, plan, FLOAT4_ARRAY, INT4, INT8, TEXT, TEXT_ARRAY};
 use memory_fabric_core::capture::check_embedding;
-use memory_fabric_core::{embed, Error, Kind};
+use memory_fabric_core::{Error, Kind};
 use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
 use serde_json::json;
@@ -31,7 +31,7 @@ fn current_embedder(client: &SpiClient<'_>) -> (String, Option<String>) {
             let (qualified, model) = embedding_function(client, &func);
             (model, Some(qualified))
         }
-        None => (embed::MODEL.to_owned(), None),
+        None => (crate::embedder::builtin_model().to_owned(), None),
     }
 }
 
@@ -157,7 +157,7 @@ fn _reembed_batch(tenant_id: Option<&str>, model: Option<&str>, batch_size: Opti
                     check_embedding(&v, Some(d as usize), max_dims).or_raise();
                     v
                 }
-                None => embed::embed(text),
+                None => crate::embedder::embed_with(&model, text),
             };
             // every vector of one model has its registered dimension (checked above)
             dims = v.len();

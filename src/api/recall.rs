@@ -5,7 +5,8 @@ use crate::api::capture::embed_with_function;
 use crate::error::raise;
 use crate::gucs;
 use crate::policy;
-use memory_fabric_core::{embed, redact::Outcome, Error};
+use crate::embedder;
+use memory_fabric_core::{redact::Outcome, Error};
 use pgrx::prelude::*;
 
 /// [relevance weight, recency weight, importance weight, half-life in days, minimum score,
@@ -23,19 +24,30 @@ fn _recall_settings(tenant_id: &str) -> Vec<f64> {
 }
 
 /// The query text embedded the way memories are: redacted with the tenant's rules, then by the
-/// built-in embedder and, when one is configured, by the embedding function (with its model name).
+/// hashing built-in embedder (cheap, so memories embedded with it still score), by the semantic
+/// one when it is the built-in model in force, and by the embedding function when one is
+/// configured (with its model name).
 #[pg_extern(volatile, parallel_unsafe)]
 fn _embed_query(
     tenant_id: &str,
     query_text: &str,
-) -> TableIterator<'static, (name!(builtin, Vec<f32>), name!(function_embedding, Option<Vec<f32>>), name!(function_model, Option<String>))> {
+) -> TableIterator<
+    'static,
+    (
+        name!(builtin, Vec<f32>),
+        name!(semantic, Option<Vec<f32>>),
+        name!(function_embedding, Option<Vec<f32>>),
+        name!(function_model, Option<String>),
+    ),
+> {
     if query_text.len() > 1 << 20 {
         raise(Error::limit("query_text is too long").detail("At most 1 MB of query text is embedded."));
     }
     let row = Spi::connect(|client| {
         let pol = policy::for_tenant(client, tenant_id);
         let text = pol.redactor.redact_str(query_text, &mut Outcome::default());
-        let builtin = embed::embed(&text);
+        let hash = embedder::embed_with(embedder::HASH, &text);
+        let semantic = (embedder::builtin_model() == embedder::SEMANTIC).then(|| embedder::embed_with(embedder::SEMANTIC, &text));
         let (f, m) = match gucs::get(&gucs::EMBEDDING_FUNCTION) {
             Some(func) => {
                 let (v, m) = embed_with_function(client, &func, &text);
@@ -43,7 +55,7 @@ fn _embed_query(
             }
             None => (None, None),
         };
-        (builtin, f, m)
+        (hash, semantic, f, m)
     });
     TableIterator::once(row)
 }

@@ -44,7 +44,11 @@ for script in "$MF_ROOT"/sql/released/memory_fabric--*.sql; do
     INSERT INTO memory_fabric.promoted_memory (id, candidate_id, review_id, tenant_id, text, classification, source, tier,
                                                priority, embedding, embedding_model, content_hash, promoted_by)
     SELECT 'pm_up', c.id, 'rv_up', c.tenant_id, c.text, c.classification, c.source, 'semantic', 0.5, c.embedding,
-           c.embedding_model, c.content_hash, 'auto' FROM memory_fabric.candidates c WHERE c.id = 'mc_up'" > /dev/null
+           c.embedding_model, c.content_hash, 'auto' FROM memory_fabric.candidates c WHERE c.id = 'mc_up';
+    -- a tenant's policy with the hashing model's thresholds of 0.1.0 … 0.7.0, and one chosen by hand
+    INSERT INTO memory_fabric.policies (tenant_id, version, body) VALUES
+      ('t_up_old', 901, '{\"thresholds\": {\"memory_fabric/hash-384-v1\": {\"duplicate\": 0.90, \"contradiction\": 0.60}}}'),
+      ('t_up_own', 902, '{\"thresholds\": {\"memory_fabric/hash-384-v1\": {\"duplicate\": 0.97, \"contradiction\": 0.70}}}')" > /dev/null
   if [ "$as" != "$current" ] && [ "$as" = "$v" ]; then
     q -d "$db" -c "ALTER EXTENSION memory_fabric UPDATE"
   fi
@@ -61,6 +65,15 @@ for script in "$MF_ROOT"/sql/released/memory_fabric--*.sql; do
     fi
   else
     echo "not ok - $v did not update to $current (at $got): is an upgrade script missing?"; fail=1
+  fi
+  thresholds=$(q -At -d "$db" -c "SELECT string_agg(p.tenant_id || '=' || (p.body -> 'thresholds')::text, ' ' ORDER BY p.tenant_id)
+    FROM (SELECT DISTINCT ON (tenant_id) tenant_id, body FROM memory_fabric.policies
+          WHERE tenant_id LIKE 't_up_%' ORDER BY tenant_id, version DESC) p")
+  want='t_up_old={"memory_fabric/hash-384-v1": {"duplicate": 0.30, "contradiction": 0.30}, "sentence-transformers/all-MiniLM-L6-v2": {"duplicate": 0.53, "contradiction": 0.53}} t_up_own={"memory_fabric/hash-384-v1": {"duplicate": 0.97, "contradiction": 0.70}, "sentence-transformers/all-MiniLM-L6-v2": {"duplicate": 0.53, "contradiction": 0.53}}'
+  if [ "$as" = "$current-released" ] || [ "$thresholds" = "$want" ]; then
+    echo "ok - policies written at $v get the new built-in thresholds unless chosen by hand"
+  else
+    echo "not ok - policies written at $v: $thresholds"; fail=1
   fi
   kept=$(q -At -d "$db" -c "SELECT count(*) FROM memory_fabric.recall('t_up', NULL, classification_allowed => ARRAY['PUBLIC'])")
   if [ "$kept" = 1 ]; then echo "ok - data written at $v is recalled after the upgrade"; else echo "not ok - data written at $v: recalled $kept rows"; fail=1; fi

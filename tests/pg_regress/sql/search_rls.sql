@@ -32,14 +32,15 @@ SELECT 'pm_' || substr(c.id, 4), c.id, 'rv_' || substr(c.id, 4), c.tenant_id, c.
 FROM memory_fabric.candidates c WHERE c.tenant_id IN ('t_nn_big', 't_nn_small');
 ANALYZE memory_fabric.promoted_memory;
 
--- Probes: near-duplicates (punctuation added) and one contradiction (another customer's number),
+-- Probes: near-duplicates (punctuation added) and one contradiction (the same customer, negated;
+-- another customer's preference would be no contradiction: identifiers are subjects),
 -- reviewed by the tenant's own role through the index; the memory each verdict points at is
 -- compared with the owner's exact answer.
 CREATE TEMP TABLE probes (tenant text, role text, text text, candidate text, reviewed_as text);
 INSERT INTO probes (tenant, role, text) VALUES
     ('t_nn_big', 'regress_big', 'Customer cust_42 prefers email for billing updates!'),
     ('t_nn_big', 'regress_big', 'Customer cust_699 prefers post for renewals updates.'),
-    ('t_nn_big', 'regress_big', 'Customer cust_42 prefers email for returns updates!'),
+    ('t_nn_big', 'regress_big', 'Customer cust_42 does not prefer email for billing updates!'),
     ('t_nn_small', 'regress_small', 'Customer cust_3 prefers sms for billing updates!'),
     ('t_nn_small', 'regress_small', 'The Lisbon warehouse ships on weekdays.');
 GRANT ALL ON probes TO PUBLIC;

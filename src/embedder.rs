@@ -1,0 +1,138 @@
+//! The built-in embedders, as capture, review's re-embedding and recall by text use them when no
+//! vector and no memory_fabric.embedding_function is given.
+//!
+//! Two models, chosen by the setting memory_fabric.builtin_model:
+//! - `sentence-transformers/all-MiniLM-L6-v2` (core/src/minilm/): semantic, 384 dimensions, its
+//!   weights installed by scripts/install_model.sh in the folder memory_fabric.model_dir
+//!   (default: $(pg_config --sharedir)/extension/memory_fabric/all-MiniLM-L6-v2) and
+//!   memory-mapped read-only, so every backend shares one copy in the page cache;
+//! - `memory_fabric/hash-384-v1` (core/src/embed.rs): lexical feature hashing, no files.
+//!
+//! The rule when the weights are missing: `auto` (the default) uses the semantic model when its
+//! files are there and the hashing one otherwise, saying so once per backend in the server log;
+//! naming the semantic model explicitly makes every embedding fail with 58P01 until they are
+//! installed. Weights that are there but damaged fail with 58030 under either setting: a broken
+//! install is never silently replaced by another model.
+
+use crate::gucs;
+use memory_fabric_core::{embed, minilm};
+use pgrx::pg_sys;
+use pgrx::{PgLogLevel, PgSqlErrorCode};
+use pgrx::pg_sys::panic::ErrorReport;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+pub const HASH: &str = embed::MODEL;
+pub const SEMANTIC: &str = minilm::MODEL;
+const AUTO: &str = "auto";
+
+/// The loaded semantic model, with the folder it came from: loaded once per backend, again only
+/// if memory_fabric.model_dir names another folder.
+static LOADED: Mutex<Option<(PathBuf, Arc<minilm::MiniLm>)>> = Mutex::new(None);
+/// The folder `auto` found empty, logged once per backend.
+static FELL_BACK: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// The folder the semantic model's files are read from.
+pub fn model_dir() -> PathBuf {
+    if let Some(d) = gucs::get(&gucs::MODEL_DIR) {
+        return PathBuf::from(d);
+    }
+    let mut buf = [0 as std::ffi::c_char; pg_sys::MAXPGPATH as usize];
+    // SAFETY: my_exec_path is the backend's NUL-terminated executable path; get_share_path writes
+    // a NUL-terminated path of at most MAXPGPATH bytes into buf.
+    let share = unsafe {
+        pg_sys::get_share_path(std::ptr::addr_of!(pg_sys::my_exec_path) as *const std::ffi::c_char, buf.as_mut_ptr());
+        std::ffi::CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned()
+    };
+    Path::new(&share).join("extension/memory_fabric/all-MiniLM-L6-v2")
+}
+
+/// Whether the semantic model's files are present in `dir` (not whether they are sound).
+fn installed(dir: &Path) -> bool {
+    minilm::FILES.iter().all(|(f, _)| dir.join(f).is_file())
+}
+
+fn fail(code: PgSqlErrorCode, message: String, detail: String, hint: &str) -> ! {
+    ErrorReport::new(code, message, "memory_fabric").set_detail(detail).set_hint(hint).report(PgLogLevel::ERROR);
+    unreachable!("ERROR does not return")
+}
+
+/// The semantic model, loaded from `dir` on first use.
+fn semantic(dir: &Path) -> Arc<minilm::MiniLm> {
+    let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((d, m)) = loaded.as_ref() {
+        if d == dir {
+            return m.clone();
+        }
+    }
+    if !installed(dir) {
+        fail(
+            PgSqlErrorCode::ERRCODE_UNDEFINED_FILE,
+            format!("the weights of {SEMANTIC} are not installed in \"{}\"", dir.display()),
+            format!("memory_fabric.builtin_model is set to {SEMANTIC}, which needs model.safetensors and vocab.txt there."),
+            "Run scripts/install_model.sh (scripts/setup.sh does), or set memory_fabric.builtin_model to auto or memory_fabric/hash-384-v1.",
+        );
+    }
+    let m = minilm::MiniLm::load(dir).unwrap_or_else(|e| {
+        fail(
+            PgSqlErrorCode::ERRCODE_IO_ERROR,
+            format!("cannot load {SEMANTIC} from \"{}\"", dir.display()),
+            format!("{e}."),
+            "Reinstall the weights with scripts/install_model.sh, which checks their checksums.",
+        )
+    });
+    let m = Arc::new(m);
+    *loaded = Some((dir.to_owned(), m.clone()));
+    m
+}
+
+/// The setting's value, checked: 22023 for a name that is not a built-in model.
+fn setting() -> String {
+    let v = gucs::get(&gucs::BUILTIN_MODEL).unwrap_or_else(|| AUTO.to_owned());
+    if v != AUTO && v != HASH && v != SEMANTIC {
+        crate::error::raise(
+            memory_fabric_core::Error::invalid(format!("unknown built-in embedding model \"{v}\""))
+                .detail(format!("memory_fabric.builtin_model must be {AUTO}, {SEMANTIC} or {HASH}.")),
+        );
+    }
+    v
+}
+
+/// The built-in model in force: the model name capture records for a vector it makes itself.
+pub fn builtin_model() -> &'static str {
+    match setting().as_str() {
+        HASH => HASH,
+        SEMANTIC => SEMANTIC,
+        _ => {
+            let dir = model_dir();
+            if installed(&dir) {
+                SEMANTIC
+            } else {
+                let mut said = FELL_BACK.lock().unwrap_or_else(|p| p.into_inner());
+                if said.as_deref() != Some(dir.as_path()) {
+                    pgrx::log!(
+                        "memory_fabric: the weights of {SEMANTIC} are not installed in \"{}\"; the built-in embedder is {HASH}",
+                        dir.display()
+                    );
+                    *said = Some(dir);
+                }
+                HASH
+            }
+        }
+    }
+}
+
+/// Embeds `text` with the built-in model `model` (one of HASH and SEMANTIC).
+pub fn embed_with(model: &str, text: &str) -> Vec<f32> {
+    if model == SEMANTIC {
+        semantic(&model_dir()).embed(text)
+    } else {
+        embed::embed(text)
+    }
+}
+
+/// Embeds `text` with the built-in model in force; returns the vector and the model's name.
+pub fn embed_builtin(text: &str) -> (Vec<f32>, &'static str) {
+    let model = builtin_model();
+    (embed_with(model, text), model)
+}
