@@ -34,8 +34,10 @@ $node->safe_psql('mf', q{
 	SELECT 'pm_cancel' || f.n, c.id, 'rv_cancel' || f.n, 't_c', c.text, c.classification, c.source, 'semantic', 0.5,
 	       c.embedding, c.embedding_model, c.content_hash, 'auto'
 	FROM facts f JOIN memory_fabric.candidates c ON c.id = 'mc_cancel' || f.n;});
+# captured with the model the five memories have, so that review compares it with them
 my $cand = $node->safe_psql('mf',
-	q{SELECT id FROM memory_fabric.capture_memory('t_c', 'The on-call lead this week is Zoe.', 'agent', 'INTERNAL')});
+	q{SET memory_fabric.builtin_model = 'memory_fabric/hash-384-v1';
+	  SELECT id FROM memory_fabric.capture_memory('t_c', 'The on-call lead this week is Zoe.', 'agent', 'INTERNAL')});
 my $written = q{SELECT format('reviews %s, decisions %s, memories %s, events %s',
 	(SELECT count(*) FROM memory_fabric.reviews WHERE tenant_id = 't_c'),
 	(SELECT count(*) FROM memory_fabric.decisions WHERE tenant_id = 't_c'),
