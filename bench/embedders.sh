@@ -44,14 +44,12 @@ cat > "$out/recall.sql" <<'SQL'
 SET memory_fabric.tenant_id = 't_embed';
 SELECT count(*) FROM memory_fabric.recall('t_embed', NULL, query_text => 'where should the invoices of customer ' || :n || ' be sent, and by which channel?');
 SQL
-run() { # model, script → "p50 p95 tps"
+run() { # model, script → "p50 p95 tps" (latencies in ms, from bench/percentiles.py)
   mf_psql -d "$db" -q -c "ALTER ROLE bench_embed_agent SET memory_fabric.builtin_model = '$1'" >/dev/null
-  "$MF_PG_BINDIR/pgbench" -n -h "$MF_PGHOST" -p "$MF_PGPORT" -U bench_embed_agent -c 1 -t "$txns" -r -l \
-    --log-prefix="$out/log" -f "$out/$2.sql" "$db" > "$out/$2.out" 2>&1
-  local tps; tps=$(awk '/^tps/ {print $3; exit}' "$out/$2.out")
-  # per-transaction latencies (µs) from the log: p50 and p95 in ms
-  sort -n <(awk '{print $3}' "$out"/log.* ) | awk -v tps="$tps" '{a[NR]=$1} END {printf "%.2f %.2f %.0f\n", a[int(NR*0.5)]/1000, a[int(NR*0.95)]/1000, tps}'
-  rm -f "$out"/log.*
+  local log=$out/$2-${1//\//_}; mkdir -p "$log"; chmod 777 "$log"
+  (cd "$log" && "$MF_PG_BINDIR/pgbench" -n -h "$MF_PGHOST" -p "$MF_PGPORT" -U bench_embed_agent -c 1 -t "$txns" \
+      -l --log-prefix=tx -f "$out/$2.sql" "$db" > summary.txt 2>&1)
+  python3 "$MF_ROOT/bench/percentiles.py" 0 "$2" 1 "$log" | awk -F'\t' '{printf "%.2f %.2f %.0f\n", $5, $6, $4}'
 }
 ch=$(run memory_fabric/hash-384-v1 capture); cs=$(run sentence-transformers/all-MiniLM-L6-v2 capture)
 rh=$(run memory_fabric/hash-384-v1 recall); rs=$(run sentence-transformers/all-MiniLM-L6-v2 recall)

@@ -14,11 +14,10 @@
 //! installed. Weights that are there but damaged fail with 58030 under either setting: a broken
 //! install is never silently replaced by another model.
 
+use crate::error::raise;
 use crate::gucs;
-use memory_fabric_core::{embed, minilm};
+use memory_fabric_core::{embed, minilm, Error, Kind};
 use pgrx::pg_sys;
-use pgrx::{PgLogLevel, PgSqlErrorCode};
-use pgrx::pg_sys::panic::ErrorReport;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -52,11 +51,6 @@ fn installed(dir: &Path) -> bool {
     minilm::FILES.iter().all(|(f, _)| dir.join(f).is_file())
 }
 
-fn fail(code: PgSqlErrorCode, message: String, detail: String, hint: &str) -> ! {
-    ErrorReport::new(code, message, "memory_fabric").set_detail(detail).set_hint(hint).report(PgLogLevel::ERROR);
-    unreachable!("ERROR does not return")
-}
-
 /// The semantic model, loaded from `dir` on first use.
 fn semantic(dir: &Path) -> Arc<minilm::MiniLm> {
     let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
@@ -66,20 +60,14 @@ fn semantic(dir: &Path) -> Arc<minilm::MiniLm> {
         }
     }
     if !installed(dir) {
-        fail(
-            PgSqlErrorCode::ERRCODE_UNDEFINED_FILE,
-            format!("the weights of {SEMANTIC} are not installed in \"{}\"", dir.display()),
-            format!("memory_fabric.builtin_model is set to {SEMANTIC}, which needs model.safetensors and vocab.txt there."),
-            "Run scripts/install_model.sh (scripts/setup.sh does), or set memory_fabric.builtin_model to auto or memory_fabric/hash-384-v1.",
-        );
+        raise(Error::new(Kind::UndefinedFile, format!("the weights of {SEMANTIC} are not installed in \"{}\"", dir.display()))
+            .detail(format!("memory_fabric.builtin_model is set to {SEMANTIC}, which needs model.safetensors and vocab.txt there."))
+            .hint("Run scripts/install_model.sh (scripts/setup.sh does), or set memory_fabric.builtin_model to auto or memory_fabric/hash-384-v1."));
     }
     let m = minilm::MiniLm::load(dir).unwrap_or_else(|e| {
-        fail(
-            PgSqlErrorCode::ERRCODE_IO_ERROR,
-            format!("cannot load {SEMANTIC} from \"{}\"", dir.display()),
-            format!("{e}."),
-            "Reinstall the weights with scripts/install_model.sh, which checks their checksums.",
-        )
+        raise(Error::new(Kind::FileDamaged, format!("cannot load {SEMANTIC} from \"{}\"", dir.display()))
+            .detail(format!("{e}."))
+            .hint("Reinstall the weights with scripts/install_model.sh, which checks their checksums."))
     });
     let m = Arc::new(m);
     *loaded = Some((dir.to_owned(), m.clone()));
@@ -90,10 +78,8 @@ fn semantic(dir: &Path) -> Arc<minilm::MiniLm> {
 fn setting() -> String {
     let v = gucs::get(&gucs::BUILTIN_MODEL).unwrap_or_else(|| AUTO.to_owned());
     if v != AUTO && v != HASH && v != SEMANTIC {
-        crate::error::raise(
-            memory_fabric_core::Error::invalid(format!("unknown built-in embedding model \"{v}\""))
-                .detail(format!("memory_fabric.builtin_model must be {AUTO}, {SEMANTIC} or {HASH}.")),
-        );
+        raise(Error::invalid(format!("unknown built-in embedding model \"{v}\""))
+            .detail(format!("memory_fabric.builtin_model must be {AUTO}, {SEMANTIC} or {HASH}.")));
     }
     v
 }

@@ -13,6 +13,8 @@ pub fn raise(e: Error) -> ! {
         Kind::Privilege => PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
         Kind::ReadOnly => PgSqlErrorCode::ERRCODE_READ_ONLY_SQL_TRANSACTION,
         Kind::ActiveTransaction => PgSqlErrorCode::ERRCODE_ACTIVE_SQL_TRANSACTION,
+        Kind::UndefinedFile => PgSqlErrorCode::ERRCODE_UNDEFINED_FILE,
+        Kind::FileDamaged => PgSqlErrorCode::ERRCODE_IO_ERROR,
     };
     let mut report = ErrorReport::new(code, e.message, "memory_fabric");
     if let Some(d) = e.detail {

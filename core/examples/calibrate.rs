@@ -7,13 +7,12 @@ use memory_fabric_core::policy::Policy;
 use memory_fabric_core::{embed, minilm};
 use std::path::PathBuf;
 
+/// The folder named on the command line, else the installed one.
 fn model_dir() -> PathBuf {
-    if let Some(d) = std::env::args().nth(1).or_else(|| std::env::var("MF_MINILM_DIR").ok()) {
-        return PathBuf::from(d);
+    match std::env::args().nth(1) {
+        Some(d) => PathBuf::from(d),
+        None => minilm::installed_dir().unwrap_or_else(|e| panic!("{e}")),
     }
-    let pg_config = std::env::var("MF_PG_CONFIG").unwrap_or_else(|_| "/usr/lib/postgresql/15/bin/pg_config".into());
-    let out = std::process::Command::new(pg_config).arg("--sharedir").output().expect("run pg_config");
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("extension/memory_fabric/all-MiniLM-L6-v2")
 }
 
 fn main() {
@@ -48,8 +47,7 @@ fn main() {
                 .collect();
             std::fs::write(path, body).expect("write the cache");
         }
-        let both: Vec<&Pair> = p.iter().chain(m.iter()).collect();
-        let both: Vec<Pair> = both.iter().map(|x| Pair { label: x.label.clone(), source: x.source.clone(), a: x.a.clone(), b: x.b.clone(), similarity: x.similarity }).collect();
+        let both: Vec<Pair> = p.iter().chain(&m).cloned().collect();
         let best = calibrate(&both, &policy, 0.004, 0.70);
         // MF_SHOW=<duplicate threshold>: list the false merges at that threshold
         if let Some(t) = std::env::var("MF_SHOW").ok().and_then(|v| v.parse::<f64>().ok()) {

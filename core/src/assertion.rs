@@ -463,42 +463,18 @@ pub fn parse(text: &str) -> Assertion {
                     }
                 }
                 // "March 1st, 2026" / "1 March 2026": a date
-                if let Some(m) = items.last().and_then(|it| month(&it.surface)) {
-                    if value.fract() == 0.0 && (1.0..=31.0).contains(&value) && unit.is_none() {
-                        items.pop();
-                        let year = match toks.get(i) {
-                            Some(Tok::Number(y, None)) if (1900.0..=2999.0).contains(y) => {
-                                i += 1;
-                                format!("{:04}", *y as i64)
-                            }
-                            Some(Tok::Stop) => match toks.get(i + 1) {
-                                Some(Tok::Number(y, None)) if (1900.0..=2999.0).contains(y) => {
-                                    i += 2;
-                                    format!("{:04}", *y as i64)
-                                }
-                                _ => "????".into(),
-                            },
-                            _ => "????".into(),
-                        };
-                        quantity(&mut items, Quantity { value: format!("{year}-{:02}-{:02}", m + 1, value as i64), unit: Some("date".into()), bound: None }, negating, clause, bounded);
-                        continue;
-                    }
+                let day = value.fract() == 0.0 && (1.0..=31.0).contains(&value) && unit.is_none();
+                if let Some(m) = items.last().and_then(|it| month(&it.surface)).filter(|_| day) {
+                    items.pop();
+                    let year = year_at(&toks, &mut i, true);
+                    quantity(&mut items, date(&year, m, value), negating, clause, bounded);
+                    continue;
                 }
-                if let Some(Tok::Word(w)) = toks.get(i) {
-                    if let Some(m) = month(w) {
-                        if value.fract() == 0.0 && (1.0..=31.0).contains(&value) && unit.is_none() {
-                            i += 1;
-                            let year = match toks.get(i) {
-                                Some(Tok::Number(y, None)) if (1900.0..=2999.0).contains(y) => {
-                                    i += 1;
-                                    format!("{:04}", *y as i64)
-                                }
-                                _ => "????".into(),
-                            };
-                            quantity(&mut items, Quantity { value: format!("{year}-{:02}-{:02}", m + 1, value as i64), unit: Some("date".into()), bound: None }, negating, clause, bounded);
-                            continue;
-                        }
-                    }
+                if let Some(m) = toks.get(i).and_then(|t| if let Tok::Word(w) = t { month(w) } else { None }).filter(|_| day) {
+                    i += 1;
+                    let year = year_at(&toks, &mut i, false);
+                    quantity(&mut items, date(&year, m, value), negating, clause, bounded);
+                    continue;
                 }
                 quantity(&mut items, Quantity { value: fmt_value(value), unit, bound: None }, negating, clause, bounded);
             }
@@ -607,6 +583,31 @@ pub fn parse(text: &str) -> Assertion {
     a
 }
 
+/// The year at `toks[*i]` (after a comma too when `after_comma`: "March 1st, 2026"), taken;
+/// "????" when there is none.
+fn year_at(toks: &[Tok], i: &mut usize, after_comma: bool) -> String {
+    let year = |t: Option<&Tok>| match t {
+        Some(Tok::Number(y, None)) if (1900.0..=2999.0).contains(y) => Some(format!("{:04}", *y as i64)),
+        _ => None,
+    };
+    if let Some(y) = year(toks.get(*i)) {
+        *i += 1;
+        return y;
+    }
+    if after_comma && matches!(toks.get(*i), Some(Tok::Stop)) {
+        if let Some(y) = year(toks.get(*i + 1)) {
+            *i += 2;
+            return y;
+        }
+    }
+    "????".into()
+}
+
+/// The date `year`-`month0 + 1`-`day`.
+fn date(year: &str, month0: usize, day: f64) -> Quantity {
+    Quantity { value: format!("{year}-{:02}-{:02}", month0 + 1, day as i64), unit: Some("date".into()), bound: None }
+}
+
 fn quantity(items: &mut Vec<Item>, mut q: Quantity, negated: bool, clause: usize, bound: Option<&str>) {
     q.bound = bound.map(str::to_owned);
     let lemma = format!("#{}{}", q.value, q.unit.as_deref().unwrap_or(""));
@@ -635,7 +636,7 @@ fn opposite(a: &str, b: &str) -> bool {
 /// forms may have), or quantities of the same value and unit (or a unit on one side only).
 fn same(a: &Word, b: &Word) -> bool {
     match (&a.quantity, &b.quantity) {
-        (Some(x), Some(y)) => return x.value == y.value && (x.unit == y.unit || x.unit.is_none() || y.unit.is_none()),
+        (Some(x), Some(y)) => return same_quantity(x, y),
         (None, None) => {}
         _ => return false,
     }
@@ -716,15 +717,14 @@ fn roles_swapped(a: &Assertion, in_b: &dyn Fn(&Word) -> Option<usize>) -> bool {
     false
 }
 
-/// Numbers: (each side has one the other lacks, the two lists are the same). A number matches
-/// another of the same value whose unit is the same or missing on one side.
-fn numbers(a: &[Quantity], b: &[Quantity]) -> (bool, bool) {
-    let matched = |q: &Quantity, other: &[Quantity]| {
-        other.iter().any(|o| o.value == q.value && (o.unit == q.unit || o.unit.is_none() || q.unit.is_none()))
-    };
-    let a_only = a.iter().any(|q| !matched(q, b));
-    let b_only = b.iter().any(|q| !matched(q, a));
-    (a_only && b_only, !a_only && !b_only)
+/// The same quantity: the same value, with the same unit or a unit on one side only.
+fn same_quantity(x: &Quantity, y: &Quantity) -> bool {
+    x.value == y.value && (x.unit == y.unit || x.unit.is_none() || y.unit.is_none())
+}
+
+/// Whether every number of each side has its match on the other.
+fn same_numbers(a: &[Quantity], b: &[Quantity]) -> bool {
+    a.iter().all(|q| b.iter().any(|o| same_quantity(q, o))) && b.iter().all(|q| a.iter().any(|o| same_quantity(q, o)))
 }
 
 pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
@@ -734,7 +734,7 @@ pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
     if !a.ids.is_empty() && !b.ids.is_empty() && a.ids.iter().any(|x| !b.ids.contains(x)) && b.ids.iter().any(|x| !a.ids.contains(x)) {
         return none;
     }
-    let (_, numbers_equal) = numbers(&a.numbers, &b.numbers);
+    let numbers_equal = same_numbers(&a.numbers, &b.numbers);
     let pairs = align(&a.words, &b.words);
 
     let mut difference = None;
@@ -774,7 +774,8 @@ pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
     }
     for (ga, gb) in &swaps {
         // a preposition only one side has says more, unless it is a light one
-        if ga.iter().chain(gb.iter()).any(|w| is_prep(&w.lemma) && !light_prep(&w.lemma) && !moved(w, std::ptr::eq(*w, *w) && ga.iter().any(|x| std::ptr::eq(*x, *w)))) {
+        let says_more = |w: &Word| is_prep(&w.lemma) && !light_prep(&w.lemma);
+        if ga.iter().any(|w| says_more(w) && !moved(w, true)) || gb.iter().any(|w| says_more(w) && !moved(w, false)) {
             leftover = true;
         }
         // a word both say at different places: the same words, maybe not the same statement

@@ -19,6 +19,7 @@ use crate::text::content_hash;
 pub const LABELS: [&str; 5] = ["paraphrase", "entailment", "neutral", "contradiction", "different"];
 pub const VERDICTS: [&str; 3] = ["duplicate", "contradiction", "new"];
 
+#[derive(Debug, Clone)]
 pub struct Pair {
     pub label: String,
     pub source: String,

@@ -18,6 +18,10 @@ pub enum Kind {
     ReadOnly,
     /// 25001 active_sql_transaction: a procedure that commits, called inside a transaction block
     ActiveTransaction,
+    /// 58P01 undefined_file: a file the configuration names is not there (the semantic model's)
+    UndefinedFile,
+    /// 58030 io_error: a file is there but cannot be used (damaged model weights)
+    FileDamaged,
 }
 
 impl Kind {
@@ -30,6 +34,8 @@ impl Kind {
             Kind::Privilege => "42501",
             Kind::ReadOnly => "25006",
             Kind::ActiveTransaction => "25001",
+            Kind::UndefinedFile => "58P01",
+            Kind::FileDamaged => "58030",
         }
     }
 }

@@ -2,7 +2,7 @@
 //! and the live promoted memories the extension found near it. Pure and deterministic: the
 //! same candidate, policy and neighbours give the same verdict.
 
-use crate::assertion::{compare, parse, Assertion};
+use crate::assertion::{compare, parse, Assertion, Comparison};
 use crate::policy::{Policy, Thresholds, Tier, UntrustedOnly};
 
 /// The candidate under review.
@@ -188,18 +188,39 @@ fn fmt_sim(x: Option<f64>) -> String {
     x.map(|v| format!(" (similarity {v:.3})")).unwrap_or_default()
 }
 
-/// Whether `n` says what `me` says, in the strict sense a duplicate needs: the same content, or
-/// near-identical with no differing assertion and nothing added.
-fn repeats(s: &Subject<'_>, me: &Assertion, n: &Neighbor, t: Thresholds) -> bool {
+/// The candidate's assertion compared with each neighbour's text, once per neighbour and only
+/// when a step needs it: deduplication and the contradiction step read the same comparison.
+struct Comparisons {
+    me: Assertion,
+    done: std::cell::RefCell<Vec<(String, Comparison)>>,
+}
+
+impl Comparisons {
+    fn new(text: &str) -> Comparisons {
+        Comparisons { me: parse(text), done: Default::default() }
+    }
+
+    fn with(&self, n: &Neighbor) -> Comparison {
+        if let Some((_, c)) = self.done.borrow().iter().find(|(id, _)| *id == n.id) {
+            return *c;
+        }
+        let c = compare(&self.me, &parse(&n.text));
+        self.done.borrow_mut().push((n.id.clone(), c));
+        c
+    }
+}
+
+/// Whether `n` says what the candidate says, in the strict sense a duplicate needs: the same
+/// content, or near-identical with no differing assertion and nothing added.
+fn repeats(s: &Subject<'_>, me: &Comparisons, n: &Neighbor, t: Thresholds) -> bool {
     if n.content_hash == s.content_hash {
         return true;
     }
-    let other = parse(&n.text);
     n.similarity.is_some_and(|x| x >= t.duplicate)
         && !different_keys(s, n)
         && same_fact(s, n) != Some(false)
-        && compare(me, &other).equivalent
         && n.judge != Some(true)
+        && me.with(n).equivalent
 }
 
 /// Most similar first, then by id: the deterministic order review looks at neighbours in.
@@ -300,7 +321,7 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
         _ => {}
     }
 
-    let me = parse(s.text);
+    let me = Comparisons::new(s.text);
 
     // 3. remembered rejections: the same noise an operator already rejected is rejected again.
     if let Some(r) = by_similarity(cx.rejected).into_iter().find(|r| repeats(s, &me, r, thresholds)) {
@@ -347,7 +368,7 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
                 if judge_configured {
                     (n.judge == Some(true)).then(|| (*n, "judge".to_owned()))
                 } else {
-                    compare(&me, &parse(&n.text)).difference.map(|d| (*n, d.as_str().to_owned()))
+                    me.with(n).difference.map(|d| (*n, d.as_str().to_owned()))
                 }
             })
         });

@@ -16,20 +16,10 @@ use memory_fabric_core::calibrate::{confusion, load, quality, report, Pair, Qual
 use memory_fabric_core::policy::Policy;
 use memory_fabric_core::{embed, minilm};
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
 const PUBLIC: &str = include_str!("data/corpus/public.tsv");
 const MEMORY: &str = include_str!("data/corpus/memory.tsv");
-
-fn model_dir() -> PathBuf {
-    if let Ok(d) = std::env::var("MF_MINILM_DIR") {
-        return PathBuf::from(d);
-    }
-    let pg_config = std::env::var("MF_PG_CONFIG").unwrap_or_else(|_| "/usr/lib/postgresql/15/bin/pg_config".into());
-    let out = std::process::Command::new(&pg_config).arg("--sharedir").output().unwrap_or_else(|e| panic!("cannot run {pg_config}: {e}"));
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("extension/memory_fabric/all-MiniLM-L6-v2")
-}
 
 struct Set {
     public: Vec<Pair>,
@@ -47,7 +37,7 @@ fn hash_set() -> &'static Set {
 fn semantic_set() -> &'static Set {
     static S: OnceLock<Set> = OnceLock::new();
     S.get_or_init(|| {
-        let dir = model_dir();
+        let dir = minilm::installed_dir().unwrap_or_else(|e| panic!("{e}"));
         let m = minilm::MiniLm::load(&dir).unwrap_or_else(|e| {
             panic!("the semantic model is not installed in {} ({e}): run scripts/install_model.sh or set MF_MINILM_DIR", dir.display())
         });

@@ -16,29 +16,7 @@ use std::sync::OnceLock;
 const MIN_COSINE: f64 = 0.9999;
 
 fn model_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("MF_MINILM_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    let pg_config = ["MF_PG_CONFIG", "PG_CONFIG"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()))
-        .unwrap_or_else(|| "pg_config".to_string());
-    let out = std::process::Command::new(&pg_config)
-        .arg("--sharedir")
-        .output()
-        .unwrap_or_else(|e| {
-            panic!(
-                "cannot find the {MODEL} files: MF_MINILM_DIR is not set and `{pg_config} \
-                 --sharedir` failed to run ({e}); install them with scripts/install_model.sh \
-                 or point MF_MINILM_DIR at a directory with {FILES:?}"
-            )
-        });
-    assert!(
-        out.status.success(),
-        "`{pg_config} --sharedir` failed: {out:?}"
-    );
-    let share = String::from_utf8(out.stdout).expect("pg_config prints UTF-8");
-    Path::new(share.trim()).join("extension/memory_fabric/all-MiniLM-L6-v2")
+    memory_fabric_core::minilm::installed_dir().unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn model() -> &'static MiniLm {

@@ -18,7 +18,33 @@ mod model;
 mod safetensors;
 mod tokenizer;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Where scripts/install_model.sh puts the files, for callers outside a server (tests,
+/// examples, benchmarks): `$MF_MINILM_DIR` if set, else
+/// `$(pg_config --sharedir)/extension/memory_fabric/all-MiniLM-L6-v2`, pg_config being
+/// `$MF_PG_CONFIG`, `$PG_CONFIG` or the one on PATH. A backend finds its share directory
+/// itself (src/embedder.rs).
+pub fn installed_dir() -> Result<PathBuf, String> {
+    if let Some(dir) = std::env::var_os("MF_MINILM_DIR").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    let pg_config = ["MF_PG_CONFIG", "PG_CONFIG"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()))
+        .unwrap_or_else(|| "pg_config".to_string());
+    let out = std::process::Command::new(&pg_config).arg("--sharedir").output().map_err(|e| {
+        format!(
+            "cannot find the {MODEL} files: MF_MINILM_DIR is not set and `{pg_config} --sharedir` failed to run \
+             ({e}); install them with scripts/install_model.sh or point MF_MINILM_DIR at a directory with {FILES:?}"
+        )
+    })?;
+    if !out.status.success() {
+        return Err(format!("`{pg_config} --sharedir` failed: {out:?}"));
+    }
+    let share = String::from_utf8(out.stdout).map_err(|_| format!("`{pg_config} --sharedir` printed no UTF-8"))?;
+    Ok(Path::new(share.trim()).join("extension/memory_fabric/all-MiniLM-L6-v2"))
+}
 
 /// The model's name, as stored alongside its vectors.
 pub const MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";
