@@ -7,24 +7,26 @@
 //! time than the arithmetic (52% of a 20-token forward pass). Pre-transposing the weights
 //! would need a private 42 MB copy per process instead of the shared mapping. So on x86-64
 //! with AVX2 and FMA (detected at run time), each output is computed as the dot product of a
-//! token row with a weight row, both contiguous: 5 token rows × 2 weight rows per block,
-//! ten 8-lane accumulators, every weight row streamed from memory once and reused from L1
-//! by all the token rows. For long texts (more than `DOT_MAX_ROWS` tokens) and on other
+//! token row with a weight row, both contiguous: 3 token rows × 4 weight rows per block,
+//! twelve 8-lane accumulators, every weight row streamed from memory once and reused from
+//! L1 by all the token rows. For long texts (more than `DOT_MAX_ROWS` tokens) and on other
 //! CPUs, `matrixmultiply` does it with strides.
 
 /// Up to this many token rows the dot-product kernel is faster; beyond, `x` (up to 1536
 /// floats a row) no longer stays in L2 across weight rows, while the packing cost of
-/// `matrixmultiply` is spread over enough rows. Measured per text on a Zen 3 core, dot vs
-/// sgemm: 20 rows 10.1 vs 16.4 ms, 52 rows 28.7 vs 29.5, 80 rows 32.5 vs 34.3, 96 rows
-/// 45.2 vs 42.1, 124 rows 65.1 vs 57.4.
-const DOT_MAX_ROWS: usize = 80;
+/// `matrixmultiply` is spread over enough rows. Measured per text on one core of an AMD EPYC
+/// (examples/embed_bench.rs's texts, p50, dot vs sgemm): 32 tokens 15.6 vs 20.1 ms, 60
+/// tokens 23.4 vs 31.0, 87 tokens 34.1 vs 48.0, 106 tokens 41.8 vs 50.3; from about 150
+/// tokens on the two are within the noise of each other (p10 at 147 tokens 66.8 vs 65.4, at
+/// 256 tokens 100.9 vs 106.9).
+const DOT_MAX_ROWS: usize = 128;
 
 /// `out[n × o] += x[n × k] · Wᵀ`, W being [o, k] row-major.
 pub(crate) fn add_x_wt(x: &[f32], w: &[f32], n: usize, k: usize, o: usize, out: &mut [f32]) {
     assert!(x.len() >= n * k && w.len() >= o * k && out.len() >= n * o);
     #[cfg(target_arch = "x86_64")]
-    if n <= DOT_MAX_ROWS && k.is_multiple_of(8) && o.is_multiple_of(2) && fma_available() {
-        // SAFETY: the CPU has AVX2 and FMA (checked at run time); the sizes, k % 8 and o % 2
+    if n <= DOT_MAX_ROWS && k.is_multiple_of(8) && o.is_multiple_of(COLS) && fma_available() {
+        // SAFETY: the CPU has AVX2 and FMA (checked at run time); the sizes, k % 8 and o % COLS
         // were checked above.
         unsafe { add_x_wt_fma(x, w, n, k, o, out) };
         return;
@@ -39,38 +41,44 @@ pub(crate) fn fma_available() -> bool {
     *YES.get_or_init(|| is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"))
 }
 
-/// Token rows per block: 2·ROWS accumulators + 2 weight vectors + 1 token vector must fit in
-/// the 16 vector registers.
+/// Token rows per block: ROWS·4 accumulators + ROWS token vectors + 1 weight vector must fit
+/// in the 16 vector registers.
 #[cfg(target_arch = "x86_64")]
-const ROWS: usize = 5;
+const ROWS: usize = 3;
 
-/// How far ahead (in pairs of weight rows) the kernel prefetches: the hardware prefetcher
-/// alone lets the weight stream stall while a pair is reused from L1 by the later token
-/// blocks (cold weights: ~40 GFLOP/s without, ~60 with, on Zen 3).
+/// Weight rows per block: their four sums for one token row come out of three horizontal adds
+/// as one 4-lane vector, added to four adjacent outputs at once.
 #[cfg(target_arch = "x86_64")]
-const PREFETCH_PAIRS: usize = 4;
+const COLS: usize = 4;
 
-/// For each pair of weight rows: the token rows ROWS at a time (then 2, then 1), each block
-/// accumulating 8-lane partial dot products over k and adding their horizontal sums to out.
-/// Meanwhile the pair PREFETCH_PAIRS ahead is prefetched, its cache lines spread over the
-/// blocks so that the memory stream never pauses.
+/// How far ahead (in blocks of COLS weight rows) the kernel prefetches: the hardware
+/// prefetcher alone lets the weight stream stall while a block is reused from L1 by the later
+/// token rows.
+#[cfg(target_arch = "x86_64")]
+const PREFETCH_BLOCKS: usize = 2;
+
+/// For each block of COLS weight rows: the token rows ROWS at a time (then 2, then 1), each
+/// block of rows accumulating 8-lane partial dot products over k and adding their sums to out.
+/// Meanwhile the weight block PREFETCH_BLOCKS ahead is prefetched, its cache lines spread over
+/// the row blocks so that the memory stream never pauses.
 ///
 /// Safety: the CPU must have AVX2 and FMA; `x`, `w`, `out` must hold n·k, o·k, n·o values;
-/// k must be a multiple of 8 and o even.
+/// k must be a multiple of 8 and o of COLS.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn add_x_wt_fma(x: &[f32], w: &[f32], n: usize, k: usize, o: usize, out: &mut [f32]) {
     debug_assert!(x.len() >= n * k && w.len() >= o * k && out.len() >= n * o);
-    debug_assert!(k.is_multiple_of(8) && o.is_multiple_of(2));
+    debug_assert!(k.is_multiple_of(8) && o.is_multiple_of(COLS));
     let (xp, wp, op) = (x.as_ptr(), w.as_ptr(), out.as_mut_ptr());
-    let lines = 2 * k / 16; // 64-byte lines in a pair of weight rows
+    let lines = COLS * k / 16; // 64-byte lines in a block of weight rows
     let blocks = n / ROWS + (n % ROWS) / 2 + (n % ROWS) % 2;
     let per_block = lines.div_ceil(blocks.max(1));
-    for j in (0..o).step_by(2) {
+    for j in (0..o).step_by(COLS) {
         let w0 = wp.add(j * k);
-        // The lines of the pair PREFETCH_PAIRS ahead, if there is one; a share per block.
-        let ahead = j + 2 * PREFETCH_PAIRS + 1 < o;
-        let pf = w0.wrapping_add(2 * k * PREFETCH_PAIRS);
+        // The lines of the weight block PREFETCH_BLOCKS ahead, if there is one; a share per
+        // block of token rows.
+        let ahead = j + COLS * (PREFETCH_BLOCKS + 1) <= o;
+        let pf = w0.wrapping_add(COLS * k * PREFETCH_BLOCKS);
         let mut next_line = 0;
         let mut share = || {
             let count = if ahead {
@@ -97,10 +105,10 @@ unsafe fn add_x_wt_fma(x: &[f32], w: &[f32], n: usize, k: usize, o: usize, out: 
     }
 }
 
-/// `out[i·o + {0, 1}] += dot(x row i, w row {0, 1})` for R token rows starting at `x` and the
-/// two weight rows starting at `w` (all rows k long, contiguous); prefetches `count` cache
-/// lines from `pf` on the way (`pf` is only dereferenced by the prefetch hint, and only when
-/// the caller found those lines inside the weights).
+/// `out[i·o + q] += dot(x row i, w row q)` for R token rows starting at `x` and the COLS
+/// weight rows starting at `w` (all rows k long, contiguous); prefetches `count` cache lines
+/// from `pf` on the way (`pf` is only dereferenced by the prefetch hint, and only when the
+/// caller found those lines inside the weights).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn block<const R: usize>(
@@ -112,36 +120,39 @@ unsafe fn block<const R: usize>(
     (pf, count): (*const f32, usize),
 ) {
     use std::arch::x86_64::*;
-    let mut a0 = [_mm256_setzero_ps(); R];
-    let mut a1 = [_mm256_setzero_ps(); R];
+    let mut acc = [[_mm256_setzero_ps(); COLS]; R];
+    let mut line = 0;
     let mut c = 0;
     while c < k {
-        if c / 8 < count {
-            _mm_prefetch::<_MM_HINT_T0>(pf.wrapping_add(2 * c).cast());
+        let mut t = [_mm256_setzero_ps(); R];
+        for (i, t) in t.iter_mut().enumerate() {
+            *t = _mm256_loadu_ps(x.add(i * k + c));
         }
-        let v0 = _mm256_loadu_ps(w.add(c));
-        let v1 = _mm256_loadu_ps(w.add(k + c));
-        for i in 0..R {
-            let t = _mm256_loadu_ps(x.add(i * k + c));
-            a0[i] = _mm256_fmadd_ps(t, v0, a0[i]);
-            a1[i] = _mm256_fmadd_ps(t, v1, a1[i]);
+        for q in 0..COLS {
+            let v = _mm256_loadu_ps(w.add(q * k + c));
+            for i in 0..R {
+                acc[i][q] = _mm256_fmadd_ps(t[i], v, acc[i][q]);
+            }
+        }
+        if line < count {
+            _mm_prefetch::<_MM_HINT_T0>(pf.wrapping_add(16 * line).cast());
+            line += 1;
         }
         c += 8;
     }
-    for i in 0..R {
-        *out.add(i * o) += hsum(a0[i]);
-        *out.add(i * o + 1) += hsum(a1[i]);
+    for (i, a) in acc.iter().enumerate() {
+        let p = out.add(i * o);
+        _mm_storeu_ps(p, _mm_add_ps(_mm_loadu_ps(p), sum4(a)));
     }
 }
 
+/// The horizontal sums of four 8-lane vectors, as one 4-lane vector.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn hsum(v: std::arch::x86_64::__m256) -> f32 {
+unsafe fn sum4(a: &[std::arch::x86_64::__m256; COLS]) -> std::arch::x86_64::__m128 {
     use std::arch::x86_64::*;
-    let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
-    let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    let s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    _mm_cvtss_f32(s)
+    let h = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
+    _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps::<1>(h))
 }
 
 #[cfg(test)]
@@ -152,11 +163,13 @@ mod tests {
     fn matches_a_naive_product() {
         for (n, k, o) in [
             (1, 8, 2),
+            (5, 16, 8),
             (5, 16, 6),
             (8, 24, 4),
             (9, 64, 10),
             (20, 384, 384),
-            (100, 64, 6),
+            (100, 64, 8),
+            (4, 1536, 12),
             (3, 12, 5),
         ] {
             let x: Vec<f32> = (0..n * k)
