@@ -18,6 +18,7 @@
 //!   unless one is a synonym or a more general word for the other: a value;
 //! - the same words with two of them on opposite sides of a third ("Acme pays Globex" /
 //!   "Globex pays Acme"): swapped roles.
+//!
 //! Words one side adds are neither a contradiction nor nothing: the two are equivalent (and may
 //! be merged as duplicates) only when nothing is left over on either side, so a one-way
 //! entailment ("is very near" / "is near") is never a duplicate. Different identifiers on the
@@ -693,7 +694,7 @@ fn roles_swapped(a: &Assertion, in_b: &dyn Fn(&Word) -> Option<usize>) -> bool {
     // where each word of `a` is in `b`; a number may stand between two swapped words ("34
     // Nigerians, 28 Chadians" / "34 Chadians, 28 Nigerians") but is not itself a role
     // (a preposition too: "prefers email over phone" / "prefers phone over email")
-    let pos: Vec<Option<usize>> = a.words.iter().take(ROLE_WORDS).map(|w| in_b(w)).collect();
+    let pos: Vec<Option<usize>> = a.words.iter().take(ROLE_WORDS).map(in_b).collect();
     let role = |k: usize| a.words[k].quantity.is_none() && !is_prep(&a.words[k].lemma);
     let n = pos.len();
     let mut every = Every::new(CHECK_EVERY);

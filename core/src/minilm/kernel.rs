@@ -111,6 +111,7 @@ unsafe fn add_x_wt_fma(x: &[f32], w: &[f32], n: usize, k: usize, o: usize, out: 
 /// caller found those lines inside the weights).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
+#[allow(clippy::needless_range_loop)] // acc is indexed by token row and weight row at once
 unsafe fn block<const R: usize>(
     x: *const f32,
     w: *const f32,
