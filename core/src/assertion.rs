@@ -66,6 +66,10 @@ const PREPOSITIONS: &[&str] = &[
     "below", "over", "under", "up", "down", "against", "including", "excluding",
 ];
 
+/// Prepositions that end a passive's agent ("by Acme for hosting"), besides PREPOSITIONS ("of"
+/// does not: "by the head of finance").
+const AGENT_ENDS: &[&str] = &["for", "with", "at", "via", "per", "about", "during", "since", "until", "within", "through", "across", "because"];
+
 /// Clause boundaries: a negation's scope ends here, and so does a passive's agent.
 const CLAUSE_WORDS: &[&str] = &["and", "but", "or", "while", "whereas", "although", "though", "because", "however", "yet"];
 
@@ -279,6 +283,12 @@ fn push_word(out: &mut Vec<Tok>, w: &str) {
     }
     let has_digit = w.chars().any(|c| c.is_ascii_digit());
     let has_alpha = w.chars().any(char::is_alphabetic);
+    // a number in words, read as one written in digits so that its unit follows it: "fifteen
+    // percent", "twenty-five days", "seventy-five-dollar"
+    if let Some((x, unit)) = spelled_number(w) {
+        out.push(Tok::Number(x, unit));
+        return;
+    }
     if !has_digit {
         if w.contains('_') {
             out.push(Tok::Id(w.to_owned()));
@@ -323,6 +333,32 @@ fn push_word(out: &mut Vec<Tok>, w: &str) {
         out.push(Tok::Id(w.to_owned()));
     } else {
         out.push(Tok::Word(w.to_owned()));
+    }
+}
+
+/// The value of a cardinal from "two" to "ninety-nine" written in words (hyphenated tens and
+/// units too), with a unit hyphenated after it ("seventy-five-dollar"). "One" is left alone (it
+/// is as often a pronoun), and so are the words NUMBER_WORDS reads in context ("hundred",
+/// "dozen", "twice"…).
+fn spelled_number(w: &str) -> Option<(f64, Option<String>)> {
+    let small = |p: &str| match NUMBER_WORDS.iter().find(|(x, _)| *x == p) {
+        Some((_, n)) if (2..=90).contains(n) && !matches!(p, "dozen" | "couple" | "twice") => Some(*n),
+        _ => None,
+    };
+    let mut parts = w.split('-');
+    let first = small(parts.next()?)?;
+    let mut value = first;
+    let mut rest: Vec<&str> = parts.collect();
+    if first >= 20 && first % 10 == 0 {
+        if let Some(u) = rest.first().and_then(|p| small(p)).filter(|u| *u < 10) {
+            value += u;
+            rest.remove(0);
+        }
+    }
+    match rest.as_slice() {
+        [] => Some((f64::from(value), None)),
+        [unit] if unit_of(unit).is_some() => Some((f64::from(value), Some((*unit).to_owned()))),
+        _ => None,
     }
 }
 
@@ -372,40 +408,55 @@ pub fn parse(text: &str) -> Assertion {
     let mut clause = 0usize;
     let mut negating = false;
     // a passive: (index in items where the clause's subject starts, index of the participle,
-    // index of the first agent word)
-    let mut passives: Vec<(usize, usize, usize)> = Vec::new();
+    // index of the first agent word, index after its last)
+    let mut passives: Vec<(usize, usize, usize, Option<usize>)> = Vec::new();
     let mut clause_start = 0usize;
     let mut after_be = false;
     let mut pending_participle: Option<usize> = None;
     let mut agent_from: Option<usize> = None;
+    // where the agent's noun phrase ends: at a preposition or a number after it ("by the team on
+    // 2026-02-11", "by Acme for hosting")
+    let mut agent_to: Option<usize> = None;
     let mut pending_currency: Option<&'static str> = None;
     let mut bounded: Option<&str> = None;
     let mut every = Every::new(CHECK_EVERY);
     let mut i = 0;
     let end_clause = |items: &Vec<Item>,
-                          passives: &mut Vec<(usize, usize, usize)>,
+                          passives: &mut Vec<(usize, usize, usize, Option<usize>)>,
                           clause_start: &mut usize,
                           pending: &mut Option<usize>,
-                          agent: &mut Option<usize>| {
+                          agent: &mut Option<usize>,
+                          agent_to: &mut Option<usize>| {
         if let (Some(p), Some(ag)) = (*pending, *agent) {
             if ag < items.len() {
-                passives.push((*clause_start, p, ag));
+                passives.push((*clause_start, p, ag, *agent_to));
             }
         }
         *pending = None;
         *agent = None;
+        *agent_to = None;
         *clause_start = items.len();
     };
     while i < toks.len() {
         every.tick(1);
         let t = &toks[i];
         i += 1;
+        if let Some(ag) = agent_from.filter(|&ag| agent_to.is_none() && items.len() > ag) {
+            let ends = match t {
+                Tok::Word(w) => is_prep(w) || AGENT_ENDS.contains(&w.as_str()),
+                Tok::Number(..) | Tok::Date(_) | Tok::Symbol(_) => true,
+                _ => false,
+            };
+            if ends {
+                agent_to = Some(items.len().max(ag + 1));
+            }
+        }
         match t {
             Tok::Stop => {
                 negating = false;
                 after_be = false;
                 clause += 1;
-                end_clause(&items, &mut passives, &mut clause_start, &mut pending_participle, &mut agent_from);
+                end_clause(&items, &mut passives, &mut clause_start, &mut pending_participle, &mut agent_from, &mut agent_to);
             }
             Tok::Symbol(s) => {
                 if s != "%" {
@@ -490,7 +541,7 @@ pub fn parse(text: &str) -> Assertion {
                     negating = false;
                     after_be = false;
                     clause += 1;
-                    end_clause(&items, &mut passives, &mut clause_start, &mut pending_participle, &mut agent_from);
+                    end_clause(&items, &mut passives, &mut clause_start, &mut pending_participle, &mut agent_from, &mut agent_to);
                     continue;
                 }
                 if NEGATIONS.contains(&w) {
@@ -499,6 +550,17 @@ pub fn parse(text: &str) -> Assertion {
                         // "with"'s opposite is its negation
                     }
                     continue;
+                }
+                // "half a kilogram", "half an hour": 0.5 of the unit
+                if w == "half" {
+                    if let (Some(Tok::Word(art)), Some(Tok::Word(u))) = (toks.get(i), toks.get(i + 1)) {
+                        if let Some((c, f)) = unit_of(u).filter(|_| matches!(art.as_str(), "a" | "an")) {
+                            i += 2;
+                            let unit = (!c.is_empty()).then(|| c.to_owned());
+                            quantity(&mut items, Quantity { value: fmt_value(0.5 * f), unit, bound: None }, negating, clause, bounded);
+                            continue;
+                        }
+                    }
                 }
                 if let Some((_, n)) = NUMBER_WORDS.iter().find(|(x, _)| *x == w) {
                     if w != "half" && w != "one" {
@@ -534,22 +596,25 @@ pub fn parse(text: &str) -> Assertion {
             }
         }
     }
-    end_clause(&items, &mut passives, &mut clause_start, &mut pending_participle, &mut agent_from);
+    end_clause(&items, &mut passives, &mut clause_start, &mut pending_participle, &mut agent_from, &mut agent_to);
     let _ = clause;
 
-    // Passive to active: [subject…] [participle] [between…] by [agent…] → [agent…] [participle]
-    // [subject…] [between…].
+    // Passive to active: [subject…] [participle] [between…] by [agent…] [rest…] → [agent…]
+    // [participle] [subject…] [between…] [rest…], the rest being what follows the agent's noun
+    // phrase in its clause.
     let mut order: Vec<usize> = (0..items.len()).collect();
-    for &(start, p, ag) in passives.iter().rev() {
+    for &(start, p, ag, to) in passives.iter().rev() {
         let end = items[ag..].iter().position(|it| it.clause != items[ag].clause).map_or(items.len(), |k| ag + k);
         if start > p || p >= ag {
             continue;
         }
+        let to = to.map_or(end, |t| t.clamp(ag + 1, end));
         let mut new: Vec<usize> = Vec::with_capacity(end - start);
-        new.extend(ag..end);
+        new.extend(ag..to);
         new.push(p);
         new.extend(start..p);
         new.extend(p + 1..ag);
+        new.extend(to..end);
         order.splice(start..end, new);
     }
     a.words = order
@@ -723,6 +788,18 @@ fn same_quantity(x: &Quantity, y: &Quantity) -> bool {
     x.value == y.value && (x.unit == y.unit || x.unit.is_none() || y.unit.is_none())
 }
 
+/// Whether two quantities measure the same kind of thing, so that two values of them at one
+/// place differ: the same unit, or two currencies, or two units of duration ("2 hours" / "2
+/// days", "$75" / "€75").
+fn same_kind(x: &Quantity, y: &Quantity) -> bool {
+    let kind = |u: Option<&str>| match u {
+        Some("usd" | "eur" | "gbp" | "jpy") => Some("money"),
+        Some("s" | "day" | "month") => Some("duration"),
+        _ => None,
+    };
+    x.unit == y.unit || kind(x.unit.as_deref()).is_some_and(|k| kind(y.unit.as_deref()) == Some(k))
+}
+
 /// Whether every number of each side has its match on the other.
 fn same_numbers(a: &[Quantity], b: &[Quantity]) -> bool {
     a.iter().all(|q| b.iter().any(|o| same_quantity(q, o))) && b.iter().all(|q| a.iter().any(|o| same_quantity(q, o)))
@@ -793,7 +870,7 @@ pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
         // another number, date or amount of the same kind at the same place
         let qa: Vec<&Quantity> = content_a.iter().filter_map(|w| w.quantity.as_ref()).collect();
         let qb: Vec<&Quantity> = content_b.iter().filter_map(|w| w.quantity.as_ref()).collect();
-        if qa.iter().any(|x| qb.iter().any(|y| x.unit == y.unit && x.bound == y.bound)) {
+        if qa.iter().any(|x| qb.iter().any(|y| same_kind(x, y) && x.bound == y.bound)) {
             note(Difference::Number);
         }
         if !qa.is_empty() || !qb.is_empty() {
@@ -899,6 +976,18 @@ mod tests {
         assert!(texts_equivalent("The parcel weighs 5 kg.", "The parcel weighs 5000 g."));
         assert_eq!(d("The parcel weighs 5 kg.", "The parcel weighs 6 kg."), Some(Difference::Number));
         assert_eq!(d("Two dogs are running.", "Three dogs are running."), Some(Difference::Number));
+        // numbers in words take their unit as digits do
+        assert!(texts_equivalent("Refunds take 25 days.", "Refunds take twenty-five days."));
+        assert!(texts_equivalent("The discount is 15%.", "The discount is fifteen percent."));
+        assert!(texts_equivalent("The deposit is a seventy-five-dollar payment.", "The deposit is a $75 payment."));
+        assert_eq!(d("cust_2601 placed twelve orders.", "cust_2601 placed 3 orders."), Some(Difference::Number));
+        assert_eq!(d("Returns take thirty days.", "Returns take forty days."), Some(Difference::Number));
+        assert!(texts_equivalent("The package weighs half a kilogram.", "The package weighs 0.5 kg."));
+        assert_eq!(d("The package weighs half a kilogram.", "The package weighs 5 kg."), Some(Difference::Number));
+        // another unit of the same kind at the same place
+        assert_eq!(d("The deposit is $75.", "The deposit is €75."), Some(Difference::Number));
+        assert_eq!(d("The SLA is 2 hours.", "The SLA is 2 days."), Some(Difference::Number));
+        assert!(texts_equivalent("The SLA is 2 hours.", "The SLA is 120 minutes."));
     }
 
     #[test]
@@ -916,6 +1005,14 @@ mod tests {
         assert_eq!(d("Alice approved the refund.", "The refund was approved by Bob."), Some(Difference::Value));
         assert!(texts_equivalent("A woman is slicing an onion.", "An onion is being sliced by a woman."));
         assert_eq!(d("On Fridays deploys are frozen.", "Deploys are frozen on Fridays."), None);
+        // the agent is the noun phrase after "by": what follows it stays where it was
+        assert!(texts_equivalent(
+            "The billing team reviewed cust_2208's dispute on 2026-02-11.",
+            "cust_2208's dispute was reviewed by the billing team on 2026-02-11."
+        ));
+        assert!(texts_equivalent("Acme Corp pays Globex for hosting every month.", "Globex is paid by Acme Corp for hosting every month."));
+        assert!(texts_equivalent("The refund was approved by the head of finance.", "The head of finance approved the refund."));
+        assert_eq!(d("Acme pays Globex for hosting.", "Acme is paid by Globex for hosting."), Some(Difference::Roles));
     }
 
     #[test]
