@@ -1,5 +1,6 @@
-//! The built-in embedders, as capture, review's re-embedding and recall by text use them when no
-//! vector and no memory_fabric.embedding_function is given.
+//! The embedders: the built-in models, as capture, review's re-embedding and recall by text use
+//! them when no vector and no memory_fabric.embedding_function is given; the SQL function that
+//! setting names; and the register of each tenant's models and their dimensions.
 //!
 //! Two models, chosen by the setting memory_fabric.builtin_model:
 //! - `sentence-transformers/all-MiniLM-L6-v2` (core/src/minilm/): semantic, 384 dimensions, its
@@ -16,8 +17,11 @@
 
 use crate::error::raise;
 use crate::gucs;
+use crate::spi::{plan, INT4, TEXT};
 use memory_fabric_core::{embed, minilm, Error, Kind};
 use pgrx::pg_sys;
+use pgrx::prelude::*;
+use pgrx::spi::SpiClient;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -121,4 +125,98 @@ pub fn embed_with(model: &str, text: &str) -> Vec<f32> {
 pub fn embed_builtin(text: &str) -> (Vec<f32>, &'static str) {
     let model = builtin_model();
     (embed_with(model, text), model)
+}
+
+const MODEL_DIMS: &str = "SELECT dimensions, xmin::text::bigint \
+     FROM memory_fabric.embedding_models WHERE tenant_id = $1 AND model = $2";
+const MODEL_REGISTER: &str = "INSERT INTO memory_fabric.embedding_models (tenant_id, model, dimensions) \
+     VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
+const EMBED_FN: &str = "SELECT quote_ident(n.nspname) || '.' || quote_ident(p.proname) \
+     FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace \
+     WHERE p.oid = pg_catalog.to_regprocedure($1 || '(text)')";
+
+thread_local! {
+    // (tenant, model) → dimension. A registration is append-only and never changes, so a value
+    // read from a committed row holds for the life of the backend.
+    static DIMENSIONS: std::cell::RefCell<std::collections::HashMap<(String, String), i32>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// The dimension registered for (tenant, model), registering `dims` if the model is new.
+pub fn registered_dimensions(client: &mut SpiClient<'_>, tenant: &str, model: &str, dims: i32) -> i32 {
+    let key = (tenant.to_owned(), model.to_owned());
+    if let Some(d) = DIMENSIONS.with(|m| m.borrow().get(&key).copied()) {
+        return d;
+    }
+    // (dimension, written by this transaction?)
+    let read = |client: &SpiClient<'_>| -> Option<(i32, bool)> {
+        client
+            .select(&*plan(client, MODEL_DIMS, &[TEXT, TEXT], false), Some(1), &[tenant.into(), model.into()])
+            .and_then(|t| {
+                if t.is_empty() {
+                    return Ok(None);
+                }
+                let (d, xmin) = t.first().get_two::<i32, i64>()?;
+                // Written by this transaction (or one of its subtransactions): not committed yet.
+                let mine = xmin.is_none_or(|x| unsafe {
+                    pg_sys::TransactionIdIsCurrentTransactionId(pg_sys::TransactionId::from_inner(x as u32))
+                });
+                Ok(d.map(|d| (d, mine)))
+            })
+            .unwrap_or_else(|e| error!("memory_fabric: cannot read embedding models: {e}"))
+    };
+    let found = read(client).or_else(|| {
+        let ins = plan(client, MODEL_REGISTER, &[TEXT, TEXT, INT4], true);
+        client
+            .update(&*ins, None, &[tenant.into(), model.into(), dims.into()])
+            .unwrap_or_else(|e| error!("memory_fabric: cannot register embedding model: {e}"));
+        // Lost a race with another first capture of this model: theirs decides.
+        read(client)
+    });
+    match found {
+        Some((d, false)) => {
+            DIMENSIONS.with(|m| m.borrow_mut().insert(key, d));
+            d
+        }
+        // our own, not yet committed registration: do not cache it (it may roll back)
+        Some((d, true)) => d,
+        None => dims,
+    }
+}
+
+/// The function named by memory_fabric.embedding_function, schema-qualified, and the model name
+/// its vectors are recorded under (memory_fabric.embedding_model, else that qualified name).
+pub fn embedding_function(client: &SpiClient<'_>, func: &str) -> (String, String) {
+    let qualified: Option<String> = client
+        .select(&*plan(client, EMBED_FN, &[TEXT], false), Some(1), &[func.into()])
+        .and_then(|t| if t.is_empty() { Ok(None) } else { t.first().get_one::<String>() })
+        .unwrap_or_else(|e| error!("memory_fabric: cannot resolve embedding function: {e}"));
+    let Some(qualified) = qualified else {
+        raise(Error::invalid(format!("embedding function \"{func}\" does not exist"))
+            .detail("memory_fabric.embedding_function must name a function taking one text argument.")
+            .hint("Create the function, or reset memory_fabric.embedding_function to use the built-in embedder."));
+    };
+    let model = gucs::get(&gucs::EMBEDDING_MODEL).unwrap_or_else(|| qualified.clone());
+    (qualified, model)
+}
+
+/// Embeds text with a function resolved by embedding_function().
+pub fn embed_text(client: &SpiClient<'_>, qualified: &str, text: &str) -> Vec<f32> {
+    let sql = format!("SELECT ({qualified}($1))::real[]");
+    let v: Option<Vec<Option<f32>>> = client
+        .select(sql.as_str(), Some(1), &[text.into()])
+        .and_then(|t| t.first().get_one::<Vec<Option<f32>>>())
+        .unwrap_or_else(|e| error!("memory_fabric: embedding function failed: {e}"));
+    let Some(v) = v else {
+        raise(Error::invalid(format!("embedding function {qualified} returned NULL")));
+    };
+    v.into_iter()
+        .map(|x| x.unwrap_or_else(|| raise(Error::invalid(format!("embedding function {qualified} returned a NULL element")))))
+        .collect()
+}
+
+/// Embeds text with the SQL function named by memory_fabric.embedding_function.
+pub fn embed_with_function(client: &SpiClient<'_>, func: &str, text: &str) -> (Vec<f32>, String) {
+    let (qualified, model) = embedding_function(client, func);
+    (embed_text(client, &qualified, text), model)
 }

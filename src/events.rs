@@ -1,6 +1,6 @@
 //! Audit events and notifications.
 
-use crate::api::capture::new_id;
+use crate::ids::new_id;
 use crate::spi::{plan, OID, TEXT};
 use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
@@ -16,7 +16,7 @@ pub fn emit(client: &mut SpiClient<'_>, tenant: &str, kind: &str, subject: &str,
     let p = plan(client, INSERT, &[TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, OID], true);
     let id = new_id("ev");
     client
-        .update(&*p, None, &[id.as_str().into(), tenant.into(), kind.into(), subject.into(), actor.into(), payload.to_string().as_str().into(), crate::security::caller().into()])
+        .update(&*p, None, &[id.as_str().into(), tenant.into(), kind.into(), subject.into(), actor.into(), payload.to_string().as_str().into(), crate::role::caller().into()])
         .unwrap_or_else(|e| error!("memory_fabric: cannot record event: {e}"));
 }
 

@@ -1,19 +1,31 @@
 //! memory_fabric: governed memory for AI agents, inside PostgreSQL.
 //!
-//! The SQL surface lives in `api/` (one module per pipeline stage) over the Postgres-free
-//! core in the `memory_fabric_core` crate. Schema DDL is in `sql/`.
+//! The Rust half of the SQL surface lives in `api/` (one module per pipeline stage: the
+//! `_`-prefixed functions that sql/finalize.sql's public functions call) over the Postgres-free
+//! core in the `memory_fabric_core` crate, which makes every decision. Schema DDL is in `sql/`.
 
 use pgrx::prelude::*;
 
-mod api;
-mod embedder;
+// Layers, each using only those above it in this list: plumbing, stores, access, embedders,
+// then the SQL surface.
 mod error;
-mod events;
 mod gucs;
+mod ids;
+mod role;
+mod args;
+mod spi;
+mod xact;
+
+mod consents;
+mod events;
 mod policy;
 mod rows;
+
 mod security;
-mod spi;
+
+mod embedder;
+
+mod api;
 
 ::pgrx::pg_module_magic!(name, version);
 

@@ -43,13 +43,6 @@ pub fn candidate_not_found(id: &str) -> Error {
     Error::new(Kind::NotFound, format!("candidate \"{id}\" does not exist"))
 }
 
-/// The candidate, if the caller may act for its tenant (see security::require_row_tenant), or P0002.
-pub fn candidate_for_caller(client: &SpiClient<'_>, id: &str) -> Candidate {
-    let c = candidate(client, id);
-    crate::security::require_row_tenant(client, &c.tenant_id, || candidate_not_found(id));
-    c
-}
-
 /// The candidate, or P0002.
 pub fn candidate(client: &SpiClient<'_>, id: &str) -> Candidate {
     let t = client
@@ -173,83 +166,4 @@ pub fn require_open(client: &SpiClient<'_>, c: &Candidate) {
         ),
         _ => {}
     }
-}
-
-/// On a standby (or in a read-only transaction) fails with 25006 and a clear message, instead of
-/// PostgreSQL's internal error from assigning a transaction id during recovery. Called where a
-/// write begins: a mutating plan (spi::plan) and a lock, which takes the transaction id.
-pub fn require_writable() {
-    let (recovery, read_only) = unsafe { (pg_sys::RecoveryInProgress(), pg_sys::XactReadOnly) };
-    if recovery || read_only {
-        crate::error::raise(
-            memory_fabric_core::Error::new(memory_fabric_core::Kind::ReadOnly, "memory_fabric cannot write in a read-only transaction")
-                .detail(if recovery { "This server is a standby in recovery." } else { "The transaction is read-only." })
-                .hint(if recovery { "Capture, review and promote on the primary; recall works on a standby." } else { "Run it in a read-write transaction." }),
-        );
-    }
-}
-
-/// Takes a lock on a key until the transaction ends, serialising concurrent pipeline steps on
-/// the same candidate, memory, scope, subject, consent or policy.
-///
-/// The lock is a row lock on memory_fabric.locks, which no role but the extension's functions
-/// can read or write: a role without rights on a tenant can neither take it first nor see its
-/// key (advisory locks, which any role can take and pg_locks shows to everyone, could stall a
-/// tenant). The row is the key's hash; two keys that share a hash only serialise more.
-///
-/// SPI runs statements read-only, reusing the caller's snapshot, until the transaction has an
-/// id. Every step that locks is about to write, so it takes the id first: each later statement
-/// then gets a fresh snapshot (READ COMMITTED) and sees what committed while we waited.
-pub fn lock(client: &mut SpiClient<'_>, key: &str) {
-    let p = plan(
-        client,
-        "INSERT INTO memory_fabric.locks AS l (key) VALUES (pg_catalog.hashtextextended($1, 0)) \
-         ON CONFLICT (key) DO UPDATE SET key = excluded.key WHERE false",
-        &[TEXT],
-        true,
-    );
-    unsafe {
-        pg_sys::GetCurrentTransactionId();
-    }
-    // ON CONFLICT DO UPDATE locks the existing row even when its WHERE is false, and a row that
-    // another transaction is inserting makes this one wait for it: either way, one holder.
-    client
-        .update(&*p, None, &[key.into()])
-        .unwrap_or_else(|e| error!("memory_fabric: cannot take lock: {e}"));
-}
-
-/// Checks a tenant id argument (22023 / 54000, see memory_fabric_core::args::tenant_id).
-pub fn require_tenant_id(v: Option<&str>) -> String {
-    memory_fabric_core::args::tenant_id(v).unwrap_or_else(|e| raise(e)).to_owned()
-}
-
-/// The wall clock, read once, for writes that must share one instant.
-pub fn clock(client: &SpiClient<'_>) -> pgrx::datum::TimestampWithTimeZone {
-    client
-        .select("SELECT pg_catalog.clock_timestamp()", Some(1), &[])
-        .and_then(|t| t.first().get_one::<pgrx::datum::TimestampWithTimeZone>())
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| error!("memory_fabric: no clock"))
-}
-
-/// Checks a display name argument: approver, editor, retracted_by (22023 / 54000, see
-/// memory_fabric_core::args::name).
-pub fn require_name(field: &str, v: Option<&str>) -> String {
-    memory_fabric_core::args::name(field, v).unwrap_or_else(|e| raise(e)).to_owned()
-}
-
-/// Checks a required free-text argument, a reason (22023 / 54000).
-pub fn require_reason(field: &str, v: Option<&str>) -> String {
-    memory_fabric_core::args::reason(field, v).unwrap_or_else(|e| raise(e)).to_owned()
-}
-
-/// Checks an optional free-text argument, a note (54000 when too long).
-pub fn require_note<'a>(field: &str, v: Option<&'a str>) -> Option<&'a str> {
-    memory_fabric_core::args::note(field, v).unwrap_or_else(|e| raise(e))
-}
-
-/// Checks a required, non-blank text argument, an id or a key (22023; 54000 past 8192 bytes).
-pub fn require_text(name: &str, v: Option<&str>) -> String {
-    require_reason(name, v)
 }

@@ -9,20 +9,18 @@
 //! answer is the same inside the SECURITY DEFINER functions that do the work. Every public function
 //! checks it on entry; row-level security applies the same rule to direct reads of the tables.
 
-use crate::api::capture::new_id;
+use crate::ids::new_id;
 use crate::error::raise;
 use crate::events;
 use crate::gucs;
-use crate::rows::require_text;
+use crate::args::require_text;
+use crate::role::caller;
+use crate::rows;
 use crate::spi::{col, plan, OID, TEXT};
 use memory_fabric_core::{Error, Kind};
 use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
 use serde_json::json;
-
-pub fn caller() -> pg_sys::Oid {
-    unsafe { pg_sys::GetOuterUserId() }
-}
 
 fn caller_is_superuser() -> bool {
     unsafe { pg_sys::superuser_arg(caller()) }
@@ -184,7 +182,7 @@ pub fn require_row_tenant(client: &SpiClient<'_>, tenant: &str, not_found: impl 
 /// Internal: the tenant check, for the SQL functions (explain_recall, memory_history).
 #[pg_extern(volatile, parallel_unsafe)]
 fn _require_tenant(tenant_id: Option<&str>) {
-    let t = crate::rows::require_tenant_id(tenant_id);
+    let t = crate::args::require_tenant_id(tenant_id);
     Spi::connect(|client| require_tenant(client, &t));
 }
 
@@ -281,9 +279,9 @@ fn active_grant(client: &SpiClient<'_>, role: &str, tenant: &str) -> Option<Stri
 /// serialising on the (role, tenant) pair and checking the caller may grant that tenant.
 fn with_grant_target(role: Option<&str>, tenant_id: Option<&str>, f: impl FnOnce(&mut SpiClient<'_>, String, String) -> String) -> String {
     let role = require_text("role", role);
-    let tenant = crate::rows::require_tenant_id(tenant_id);
+    let tenant = crate::args::require_tenant_id(tenant_id);
     Spi::connect_mut(|client| {
-        crate::rows::lock(client, &format!("grant:{role}:{tenant}"));
+        crate::xact::lock(client, &format!("grant:{role}:{tenant}"));
         let role = role_name(client, &role);
         require_grantor(client, &tenant);
         f(client, role, tenant)
@@ -323,4 +321,21 @@ fn _revoke_tenant(role: Option<&str>, tenant_id: Option<&str>) -> String {
         events::emit(client, &tenant, "memory.tenant_revoked", &id, Some(&by), json!({"role": role}));
         id
     })
+}
+
+/// Writing a correction takes a reviewer (or admin) role: corrections outrank what they correct.
+pub fn require_correction_writer(client: &SpiClient<'_>) {
+    let (reviewer, _) = caller_powers(client);
+    if !reviewer {
+        raise(Error::new(Kind::Privilege, "writing a correction needs the memory_fabric_reviewer role")
+            .detail(format!("Role \"{}\" captured a candidate of write class correction.", caller_name(client)))
+            .hint("Capture it as another write class, or have a reviewer capture the correction."));
+    }
+}
+
+/// The candidate, if the caller may act for its tenant (see security::require_row_tenant), or P0002.
+pub fn candidate_for_caller(client: &SpiClient<'_>, id: &str) -> rows::Candidate {
+    let c = rows::candidate(client, id);
+    require_row_tenant(client, &c.tenant_id, || rows::candidate_not_found(id));
+    c
 }

@@ -1,7 +1,7 @@
 //! SPI helpers: statements prepared once per backend and kept, so the hot paths skip parsing
 //! and planning on every call.
 
-use pgrx::pg_sys::{BuiltinOid, PgOid};
+use pgrx::pg_sys::{self, BuiltinOid, PgOid};
 use pgrx::spi::{OwnedPreparedStatement, SpiClient};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -27,7 +27,7 @@ pub const TIMESTAMPTZ: PgOid = PgOid::BuiltIn(BuiltinOid::TIMESTAMPTZOID);
 /// before pgrx would ask for a transaction id.
 pub fn plan(client: &SpiClient<'_>, sql: &str, types: &[PgOid], mutating: bool) -> Rc<OwnedPreparedStatement> {
     if mutating {
-        crate::rows::require_writable();
+        require_writable();
     }
     if let Some(p) = PLANS.with(|m| m.borrow().get(sql).cloned()) {
         return p;
@@ -77,4 +77,18 @@ pub fn col<T: pgrx::datum::FromDatum + pgrx::datum::IntoDatum>(
     ordinal: usize,
 ) -> Option<T> {
     row.get::<T>(ordinal).unwrap_or_else(|e| pgrx::error!("memory_fabric: cannot read column {ordinal}: {e}"))
+}
+
+/// On a standby (or in a read-only transaction) fails with 25006 and a clear message, instead of
+/// PostgreSQL's internal error from assigning a transaction id during recovery. Called where a
+/// write begins: a mutating plan (spi::plan) and a lock, which takes the transaction id.
+pub fn require_writable() {
+    let (recovery, read_only) = unsafe { (pg_sys::RecoveryInProgress(), pg_sys::XactReadOnly) };
+    if recovery || read_only {
+        crate::error::raise(
+            memory_fabric_core::Error::new(memory_fabric_core::Kind::ReadOnly, "memory_fabric cannot write in a read-only transaction")
+                .detail(if recovery { "This server is a standby in recovery." } else { "The transaction is read-only." })
+                .hint(if recovery { "Capture, review and promote on the primary; recall works on a standby." } else { "Run it in a read-write transaction." }),
+        );
+    }
 }

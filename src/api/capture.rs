@@ -1,11 +1,13 @@
 //! Stage 1, capture: validate, redact, hash, embed and append one candidate.
 
+use crate::embedder::{embed_with_function, registered_dimensions};
 use crate::error::{raise, OrRaise};
+use crate::ids::new_id;
 use crate::gucs;
 use crate::policy;
 use crate::spi::{plan, FLOAT4_ARRAY, FLOAT8, INT4, TEXT, TEXT_ARRAY};
 use memory_fabric_core::capture::{check_embedding, prepare_capture, CaptureInput};
-use memory_fabric_core::{ids, Error, Kind};
+use memory_fabric_core::{Error, Kind};
 use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
 
@@ -16,118 +18,14 @@ const INSERT: &str = "INSERT INTO memory_fabric.candidates \
     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $16, \
             $17, $18, $19::jsonb, $20, $21, $22, pg_catalog.pg_get_userbyid($23))";
 
-const MODEL_DIMS: &str = "SELECT dimensions, xmin::text::bigint \
-     FROM memory_fabric.embedding_models WHERE tenant_id = $1 AND model = $2";
-const MODEL_REGISTER: &str = "INSERT INTO memory_fabric.embedding_models (tenant_id, model, dimensions) \
-     VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
 const SUPERSEDES_EXISTS: &str = "SELECT EXISTS (SELECT 1 FROM memory_fabric.candidates WHERE id = $1 AND tenant_id = $2) \
      OR EXISTS (SELECT 1 FROM memory_fabric.promoted_memory WHERE id = $1 AND tenant_id = $2)";
-const EMBED_FN: &str = "SELECT quote_ident(n.nspname) || '.' || quote_ident(p.proname) \
-     FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace \
-     WHERE p.oid = pg_catalog.to_regprocedure($1 || '(text)')";
-
-/// A new id with the given prefix: the current UTC second and 64 random bits.
-pub fn new_id(prefix: &str) -> String {
-    let mut rnd = [0u8; 8];
-    getrandom::getrandom(&mut rnd).unwrap_or_else(|e| error!("memory_fabric: no randomness: {e}"));
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    ids::make_id(prefix, secs, rnd)
-}
 
 fn require_utf8() {
     if unsafe { pg_sys::GetDatabaseEncoding() } != pg_sys::pg_enc::PG_UTF8 as i32 {
         raise(Error::new(Kind::WrongState, "memory_fabric requires a UTF8 database")
             .detail("Redaction and embedding work on Unicode text."));
     }
-}
-
-thread_local! {
-    // (tenant, model) → dimension. A registration is append-only and never changes, so a value
-    // read from a committed row holds for the life of the backend.
-    static DIMENSIONS: std::cell::RefCell<std::collections::HashMap<(String, String), i32>> =
-        std::cell::RefCell::new(std::collections::HashMap::new());
-}
-
-/// The dimension registered for (tenant, model), registering `dims` if the model is new.
-pub fn registered_dimensions(client: &mut SpiClient<'_>, tenant: &str, model: &str, dims: i32) -> i32 {
-    let key = (tenant.to_owned(), model.to_owned());
-    if let Some(d) = DIMENSIONS.with(|m| m.borrow().get(&key).copied()) {
-        return d;
-    }
-    // (dimension, written by this transaction?)
-    let read = |client: &SpiClient<'_>| -> Option<(i32, bool)> {
-        client
-            .select(&*plan(client, MODEL_DIMS, &[TEXT, TEXT], false), Some(1), &[tenant.into(), model.into()])
-            .and_then(|t| {
-                if t.is_empty() {
-                    return Ok(None);
-                }
-                let (d, xmin) = t.first().get_two::<i32, i64>()?;
-                // Written by this transaction (or one of its subtransactions): not committed yet.
-                let mine = xmin.is_none_or(|x| unsafe {
-                    pg_sys::TransactionIdIsCurrentTransactionId(pg_sys::TransactionId::from_inner(x as u32))
-                });
-                Ok(d.map(|d| (d, mine)))
-            })
-            .unwrap_or_else(|e| error!("memory_fabric: cannot read embedding models: {e}"))
-    };
-    let found = read(client).or_else(|| {
-        let ins = plan(client, MODEL_REGISTER, &[TEXT, TEXT, INT4], true);
-        client
-            .update(&*ins, None, &[tenant.into(), model.into(), dims.into()])
-            .unwrap_or_else(|e| error!("memory_fabric: cannot register embedding model: {e}"));
-        // Lost a race with another first capture of this model: theirs decides.
-        read(client)
-    });
-    match found {
-        Some((d, false)) => {
-            DIMENSIONS.with(|m| m.borrow_mut().insert(key, d));
-            d
-        }
-        // our own, not yet committed registration: do not cache it (it may roll back)
-        Some((d, true)) => d,
-        None => dims,
-    }
-}
-
-/// The function named by memory_fabric.embedding_function, schema-qualified, and the model name
-/// its vectors are recorded under (memory_fabric.embedding_model, else that qualified name).
-pub fn embedding_function(client: &SpiClient<'_>, func: &str) -> (String, String) {
-    let qualified: Option<String> = client
-        .select(&*plan(client, EMBED_FN, &[TEXT], false), Some(1), &[func.into()])
-        .and_then(|t| if t.is_empty() { Ok(None) } else { t.first().get_one::<String>() })
-        .unwrap_or_else(|e| error!("memory_fabric: cannot resolve embedding function: {e}"));
-    let Some(qualified) = qualified else {
-        raise(Error::invalid(format!("embedding function \"{func}\" does not exist"))
-            .detail("memory_fabric.embedding_function must name a function taking one text argument.")
-            .hint("Create the function, or reset memory_fabric.embedding_function to use the built-in embedder."));
-    };
-    let model = gucs::get(&gucs::EMBEDDING_MODEL).unwrap_or_else(|| qualified.clone());
-    (qualified, model)
-}
-
-/// Embeds text with a function resolved by embedding_function().
-pub fn embed_text(client: &SpiClient<'_>, qualified: &str, text: &str) -> Vec<f32> {
-    let sql = format!("SELECT ({qualified}($1))::real[]");
-    let v: Option<Vec<Option<f32>>> = client
-        .select(sql.as_str(), Some(1), &[text.into()])
-        .and_then(|t| t.first().get_one::<Vec<Option<f32>>>())
-        .unwrap_or_else(|e| error!("memory_fabric: embedding function failed: {e}"));
-    let Some(v) = v else {
-        raise(Error::invalid(format!("embedding function {qualified} returned NULL")));
-    };
-    v.into_iter()
-        .map(|x| x.unwrap_or_else(|| raise(Error::invalid(format!("embedding function {qualified} returned a NULL element")))))
-        .collect()
-}
-
-/// Embeds text with the SQL function named by memory_fabric.embedding_function.
-pub fn embed_with_function(client: &SpiClient<'_>, func: &str, text: &str) -> (Vec<f32>, String) {
-    let (qualified, model) = embedding_function(client, func);
-    (embed_text(client, &qualified, text), model)
 }
 
 /// Internal: the body of memory_fabric.capture_memory(). Returns the new candidate's id.
@@ -185,11 +83,11 @@ fn _capture(
     Spi::connect_mut(|client| {
         if let Some(t) = tenant_id {
             // one spelling per tenant (22023), before the grant check names it
-            crate::rows::require_tenant_id(Some(t));
+            crate::args::require_tenant_id(Some(t));
             crate::security::require_tenant(client, t);
         }
         if let Some(a) = actor {
-            crate::rows::require_name("actor", Some(a));
+            crate::args::require_name("actor", Some(a));
         }
         // Which sources the caller's grants let it claim: an agent cannot pass as an operator
         // or the system, whose memories outrank and supersede its own.
@@ -197,7 +95,7 @@ fn _capture(
             crate::security::require_source_claim(client, s);
         }
         if write_class == Some("correction") {
-            crate::api::governance::require_correction_writer(client);
+            crate::security::require_correction_writer(client);
         }
         capture(client, &input, caller_vec)
     })
@@ -289,7 +187,7 @@ pub fn capture(client: &mut SpiClient<'_>, input: &CaptureInput<'_>, caller_vec:
                 (prepared.redaction.count.min(i32::MAX as usize) as i32).into(),
                 prepared.redaction.rules.clone().into(),
                 pol.version.into(),
-                crate::security::caller().into(),
+                crate::role::caller().into(),
             ],
         )
         .unwrap_or_else(|e| error!("memory_fabric: cannot insert candidate: {e}"));

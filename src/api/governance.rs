@@ -1,11 +1,11 @@
 //! Governance: consent, policies, erasure, the recall log, and who may write a correction.
 
-use crate::api::capture::new_id;
+use crate::ids::new_id;
 use crate::error::{raise, OrRaise};
 use crate::events;
 use crate::gucs;
 use crate::policy;
-use crate::rows::{self, require_text, Candidate};
+use crate::args::require_text;
 use crate::security::{caller_name, require_tenant};
 use crate::spi::{col, plan, INT4, TEXT, TEXT_ARRAY, TIMESTAMPTZ};
 use memory_fabric_core::policy::{merge, Policy};
@@ -14,65 +14,8 @@ use memory_fabric_core::{Error, Kind};
 use pgrx::datum::TimestampWithTimeZone;
 use pgrx::pg_sys::{BuiltinOid, PgOid};
 use pgrx::prelude::*;
-use pgrx::spi::SpiClient;
 use serde_json::json;
 
-
-// The consent's subject is the memory's: its user ($2) when it has one, and its entity ($3) when
-// it has one, either as the subject itself or as "<kind>:<subject>" (customer:cus_77). A memory
-// with neither has no subject and no consent.
-const MATCHING_CONSENT: &str = "SELECT k.id FROM memory_fabric.consents k \
-     WHERE k.tenant_id = $1 AND ($2::text IS NOT NULL OR $3::text IS NOT NULL) \
-       AND ($2::text IS NULL OR k.subject = $2) \
-       AND ($3::text IS NULL OR k.subject = $3 \
-            OR (pg_catalog.strpos($3, ':') > 0 AND pg_catalog.substr($3, pg_catalog.strpos($3, ':') + 1) = k.subject)) \
-       AND k.revoked_at IS NULL AND k.captured_at <= pg_catalog.clock_timestamp() \
-       AND (k.valid_until IS NULL OR k.valid_until > pg_catalog.clock_timestamp()) \
-       AND (pg_catalog.cardinality(k.predicates_allowed) = 0 OR $4 = ANY (k.predicates_allowed)) \
-       AND (pg_catalog.cardinality(k.classifications_allowed) = 0 OR $5 = ANY (k.classifications_allowed)) \
-       AND k.purpose = $6 \
-       AND NOT EXISTS (SELECT 1 FROM memory_fabric.consents s WHERE s.supersedes = k.id AND s.tenant_id = k.tenant_id \
-                       AND s.captured_at <= pg_catalog.clock_timestamp()) \
-     ORDER BY k.captured_at DESC, k.id LIMIT 1";
-
-/// Review step 2: a live consent of the candidate's tenant for its subject (every subject it
-/// names: its user and its entity), its predicate, its classification and its purpose: the one
-/// the capture names in metadata.purpose, else the policy's consent.default_purpose. A consent
-/// superseded by a newer record no longer matches.
-pub fn matching_consent(client: &SpiClient<'_>, c: &Candidate, default_purpose: &str) -> Option<String> {
-    let purpose = serde_json::from_str::<serde_json::Value>(&c.metadata)
-        .ok()
-        .and_then(|m| m.get("purpose").and_then(|p| p.as_str()).map(str::to_owned))
-        .unwrap_or_else(|| default_purpose.to_owned());
-    let p = plan(client, MATCHING_CONSENT, &[TEXT, TEXT, TEXT, TEXT, TEXT, TEXT], false);
-    client
-        .select(
-            &*p,
-            Some(1),
-            &[
-                c.tenant_id.as_str().into(),
-                c.user_id.as_deref().into(),
-                c.entity.as_deref().into(),
-                c.predicate.as_deref().into(),
-                c.classification.as_str().into(),
-                purpose.as_str().into(),
-            ],
-        )
-        .unwrap_or_else(|e| error!("memory_fabric: cannot read consents: {e}"))
-        .into_iter()
-        .next()
-        .and_then(|r| col(&r, 1))
-}
-
-/// Writing a correction takes a reviewer (or admin) role: corrections outrank what they correct.
-pub fn require_correction_writer(client: &SpiClient<'_>) {
-    let (reviewer, _) = crate::security::caller_powers(client);
-    if !reviewer {
-        raise(Error::new(Kind::Privilege, "writing a correction needs the memory_fabric_reviewer role")
-            .detail(format!("Role \"{}\" captured a candidate of write class correction.", caller_name(client)))
-            .hint("Capture it as another write class, or have a reviewer capture the correction."));
-    }
-}
 
 const CONSENT_INSERT: &str = "INSERT INTO memory_fabric.consents (id, tenant_id, subject, purpose, predicates_allowed, \
      classifications_allowed, basis, valid_until, evidence_refs, auditor_id, supersedes) \
@@ -101,11 +44,11 @@ fn _record_consent(
     auditor_id: Option<&str>,
     supersedes: Option<&str>,
 ) -> String {
-    let tenant = crate::rows::require_tenant_id(tenant_id);
-    let subject = rows::require_name("subject", subject);
-    let purpose = rows::require_name("purpose", purpose);
-    let basis = rows::require_name("basis", basis);
-    let auditor_id = auditor_id.map(|a| rows::require_name("auditor_id", Some(a)));
+    let tenant = crate::args::require_tenant_id(tenant_id);
+    let subject = crate::args::require_name("subject", subject);
+    let purpose = crate::args::require_name("purpose", purpose);
+    let basis = crate::args::require_name("basis", basis);
+    let auditor_id = auditor_id.map(|a| crate::args::require_name("auditor_id", Some(a)));
     let auditor_id = auditor_id.as_deref();
     let list = |name: &str, v: Option<Vec<Option<String>>>| -> Vec<String> {
         let v = v.unwrap_or_default();
@@ -115,7 +58,7 @@ fn _record_consent(
         }
         v.into_iter()
             .map(|x| match x {
-                Some(s) if !s.trim().is_empty() => rows::require_name(name, Some(&s)),
+                Some(s) if !s.trim().is_empty() => crate::args::require_name(name, Some(&s)),
                 _ => raise(Error::invalid(format!("{name} must not contain NULL or empty elements"))),
             })
             .collect()
@@ -198,9 +141,9 @@ const RETRACT_DEPENDENT: &str = "UPDATE memory_fabric.promoted_memory SET retrac
 #[pg_extern(volatile, parallel_unsafe)]
 fn _revoke_consent(consent_id: Option<&str>, reason: Option<&str>) -> String {
     let id = require_text("consent_id", consent_id);
-    let reason = crate::rows::require_reason("reason", reason);
+    let reason = crate::args::require_reason("reason", reason);
     Spi::connect_mut(|client| {
-        rows::lock(client, &format!("consent:{id}"));
+        crate::xact::lock(client, &format!("consent:{id}"));
         let found = client
             .select(&*plan(client, CONSENT_OF, &[TEXT], false), Some(1), &[id.as_str().into()])
             .unwrap_or_else(|e| error!("memory_fabric: cannot read consent: {e}"))
@@ -244,8 +187,8 @@ const POLICY_BODY: &str = "SELECT body::text FROM memory_fabric.policies WHERE v
 /// patch merged in, validated (and its redaction rules compiled) before it is written.
 #[pg_extern(volatile, parallel_unsafe)]
 fn _set_policy(tenant_id: Option<&str>, patch: Option<&str>, note: Option<&str>) -> i32 {
-    let tenant = crate::rows::require_tenant_id(tenant_id);
-    let note = rows::require_note("note", note);
+    let tenant = crate::args::require_tenant_id(tenant_id);
+    let note = crate::args::require_note("note", note);
     if let Some(p) = patch.filter(|p| p.len() > PATCH_MAX) {
         raise(Error::limit("patch is too large").detail(format!("It has {} bytes; at most {PATCH_MAX} are allowed.", p.len())));
     }
@@ -261,7 +204,7 @@ fn _set_policy(tenant_id: Option<&str>, patch: Option<&str>, note: Option<&str>)
         require_tenant(client, &tenant);
         // One change at a time per tenant: versions come from a sequence, so tenants never wait
         // for each other.
-        rows::lock(client, &format!("policies:{tenant}"));
+        crate::xact::lock(client, &format!("policies:{tenant}"));
         let current = policy::current_version(client, &tenant);
         let mut body: serde_json::Value = client
             .select(&*plan(client, POLICY_BODY, &[INT4], false), Some(1), &[current.into()])
@@ -305,15 +248,15 @@ const ERASE_MEMORIES: &str = "UPDATE memory_fabric.promoted_memory SET erased_at
 /// a tombstone. Live memories are retracted with it. Returns (candidates, memories) erased.
 #[pg_extern(volatile, parallel_unsafe)]
 fn _forget_subject(tenant_id: Option<&str>, user_id: Option<&str>, reason: Option<&str>) -> Vec<i64> {
-    let tenant = crate::rows::require_tenant_id(tenant_id);
+    let tenant = crate::args::require_tenant_id(tenant_id);
     let subject = require_text("user_id", user_id);
-    let reason = crate::rows::require_reason("reason", reason);
+    let reason = crate::args::require_reason("reason", reason);
     Spi::connect_mut(|client| {
         require_tenant(client, &tenant);
-        rows::lock(client, &format!("subject:{tenant}:{subject}"));
+        crate::xact::lock(client, &format!("subject:{tenant}:{subject}"));
         let by = caller_name(client);
         // One instant for the whole erasure, so its history reads in a stable order.
-        let at = rows::clock(client);
+        let at = crate::xact::clock(client);
         let cands = client
             .update(&*plan(client, ERASE_CANDIDATES, &[TEXT, TEXT, TIMESTAMPTZ], true), None, &[tenant.as_str().into(), subject.as_str().into(), at.into()])
             .unwrap_or_else(|e| error!("memory_fabric: cannot erase candidates: {e}"))
@@ -333,7 +276,7 @@ fn _forget_subject(tenant_id: Option<&str>, user_id: Option<&str>, reason: Optio
 /// how many memories. (memory_fabric.purge_expired_memories() commits after each batch instead.)
 #[pg_extern(volatile, parallel_unsafe)]
 fn _purge_expired(tenant_id: Option<&str>, batch_size: Option<i32>) -> i64 {
-    let tenant = crate::rows::require_tenant_id(tenant_id);
+    let tenant = crate::args::require_tenant_id(tenant_id);
     let batch = crate::api::maintenance::require_batch(batch_size, 1000);
     Spi::connect_mut(|client| {
         require_tenant(client, &tenant);

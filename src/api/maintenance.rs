@@ -8,12 +8,12 @@
 //! The batch functions are SECURITY DEFINER (the procedures run as their caller, since a
 //! procedure that commits cannot be), and check the caller's tenant grant and pin on each call.
 
-use crate::api::capture::{embed_text, embedding_function, registered_dimensions};
+use crate::embedder::{embed_text, embedding_function, registered_dimensions};
 use crate::error::{raise, OrRaise};
 use crate::events;
 use crate::gucs;
 use crate::policy;
-use crate::rows::require_text;
+use crate::args::require_text;
 use crate::security::{caller_name, require_tenant};
 use crate::spi::{col, plan, FLOAT4_ARRAY, INT4, INT8, TEXT, TEXT_ARRAY};
 use memory_fabric_core::capture::check_embedding;
@@ -64,7 +64,7 @@ fn _reembed_pending(
     batch_size: Option<i32>,
 ) -> TableIterator<'static, (name!(model, String), name!(pending, i64))> {
     require_no_transaction_block("memory_fabric.reembed_memories()");
-    let tenant = crate::rows::require_tenant_id(tenant_id);
+    let tenant = crate::args::require_tenant_id(tenant_id);
     require_batch(batch_size, 200);
     let (model, pending) = Spi::connect(|client| {
         require_tenant(client, &tenant);
@@ -110,7 +110,7 @@ const REEMBED_SET: &str = "UPDATE memory_fabric.promoted_memory m \
 /// Returns how many it re-embedded (0: none left). Nothing is written if any vector is refused.
 #[pg_extern(volatile, parallel_unsafe, security_definer)]
 fn _reembed_batch(tenant_id: Option<&str>, model: Option<&str>, batch_size: Option<i32>) -> i32 {
-    let tenant = crate::rows::require_tenant_id(tenant_id);
+    let tenant = crate::args::require_tenant_id(tenant_id);
     let model = require_text("model", model);
     let batch = require_batch(batch_size, 200);
     Spi::connect_mut(|client| {
@@ -270,7 +270,7 @@ pub fn purge_all(client: &mut SpiClient<'_>, tenant: &str, batch: i32) -> i64 {
 #[pg_extern(volatile, parallel_unsafe, security_definer)]
 fn _purge_expired_pending(tenant_id: Option<&str>, batch_size: Option<i32>) -> i64 {
     require_no_transaction_block("memory_fabric.purge_expired_memories()");
-    let tenant = crate::rows::require_tenant_id(tenant_id);
+    let tenant = crate::args::require_tenant_id(tenant_id);
     require_batch(batch_size, 1000);
     Spi::connect(|client| {
         require_tenant(client, &tenant);
@@ -291,7 +291,7 @@ fn _purge_expired_pending(tenant_id: Option<&str>, batch_size: Option<i32>) -> i
 /// Returns how many memories it tombstoned (0: none is due).
 #[pg_extern(volatile, parallel_unsafe, security_definer)]
 fn _purge_expired_batch(tenant_id: Option<&str>, batch_size: Option<i32>) -> i64 {
-    let tenant = crate::rows::require_tenant_id(tenant_id);
+    let tenant = crate::args::require_tenant_id(tenant_id);
     let batch = require_batch(batch_size, 1000);
     Spi::connect_mut(|client| {
         require_tenant(client, &tenant);

@@ -2,7 +2,8 @@
 //! promoted_memory; every step re-checks the lifecycle under a lock, so concurrent calls cannot
 //! promote a candidate twice or supersede a memory twice.
 
-use crate::api::capture::{capture, new_id};
+use crate::api::capture::capture;
+use crate::ids::new_id;
 use crate::api::review::{review, verdict_for};
 use crate::error::raise;
 use crate::events;
@@ -56,15 +57,15 @@ const INSERT: &str = "WITH t AS (SELECT $12::timestamptz AS now) \
 /// Promotes an open, reviewed candidate. `approved` is set only by approve(), after it has
 /// recorded the approval decision.
 pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<&str>, approved: bool) -> String {
-    rows::lock(client, &format!("candidate:{candidate_id}"));
-    let c = rows::candidate_for_caller(client, candidate_id);
+    crate::xact::lock(client, &format!("candidate:{candidate_id}"));
+    let c = crate::security::candidate_for_caller(client, candidate_id);
     // An erasure of the candidate's subject cannot interleave: forget_subject() takes the same
     // lock, so it either ran first (the candidate, read again, is erased) or waits and then
     // erases the new memory with the rest. Without it, a promotion could copy content that an
     // uncommitted erasure had already tombstoned into a memory the erasure never saw.
     let subjects: Vec<&str> = [c.user_id.as_deref(), c.entity.as_deref()].into_iter().flatten().collect();
     for s in &subjects {
-        rows::lock(client, &format!("subject:{}:{s}", c.tenant_id));
+        crate::xact::lock(client, &format!("subject:{}:{s}", c.tenant_id));
     }
     let c = if subjects.is_empty() { c } else { rows::candidate(client, candidate_id) };
     rows::require_open(client, &c);
@@ -77,12 +78,12 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
 
     // One promotion at a time per scope, and the verdict must still hold: a near-duplicate or
     // a contradiction promoted since the review changes it.
-    rows::lock(client, &format!("scope:{}:{}", c.tenant_id, c.user_id.as_deref().unwrap_or("")));
+    crate::xact::lock(client, &format!("scope:{}:{}", c.tenant_id, c.user_id.as_deref().unwrap_or("")));
     // The consent the memory will depend on cannot be revoked until this promotion ends:
     // revoke_consent() takes the same lock, so it either ran first (and the verdict below no
     // longer finds the consent) or waits and then retracts this memory with the others.
     if let Some(k) = &r.consent_id {
-        rows::lock(client, &format!("consent:{k}"));
+        crate::xact::lock(client, &format!("consent:{k}"));
     }
     let (now, _) = verdict_for(client, &c, None);
     let same = now.status.as_str() == r.status
@@ -100,12 +101,12 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
     let pm = new_id("pm");
     // One instant for the whole promotion: a superseded memory is retracted at the instant its
     // successor is promoted, so recall as of any instant sees exactly one of the two.
-    let now = rows::clock(client);
+    let now = crate::xact::clock(client);
     let supersedes = (r.status == "contradicts" && r.resolution.as_deref() == Some("supersede"))
         .then(|| r.contradicts_id.clone())
         .flatten();
     if let Some(old) = &supersedes {
-        rows::lock(client, &format!("memory:{old}"));
+        crate::xact::lock(client, &format!("memory:{old}"));
         let p = plan(client, RETRACT_SUPERSEDED, &[TEXT, TEXT, TIMESTAMPTZ], true);
         let done = client
             .update(&*p, None, &[old.as_str().into(), pm.as_str().into(), now.into()])
@@ -140,7 +141,7 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
                 supersedes.as_deref().into(),
                 c.id.as_str().into(),
                 now.into(),
-                crate::security::caller().into(),
+                crate::role::caller().into(),
             ],
         )
         .unwrap_or_else(|e| error!("memory_fabric: cannot promote: {e}"));
@@ -175,7 +176,7 @@ fn record_decision(client: &mut SpiClient<'_>, c: &Candidate, review_id: Option<
                 by.into(),
                 notes.into(),
                 new_candidate.into(),
-                crate::security::caller().into(),
+                crate::role::caller().into(),
             ],
         )
         .unwrap_or_else(|e| error!("memory_fabric: cannot record decision: {e}"));
@@ -204,8 +205,8 @@ fn require_second_pair_of_eyes(client: &SpiClient<'_>, c: &Candidate, approver: 
 
 /// Records an approval (four eyes: not by the role or the actor that captured it) and promotes.
 pub fn approve(client: &mut SpiClient<'_>, candidate_id: &str, approver: &str, notes: Option<&str>) -> String {
-    rows::lock(client, &format!("candidate:{candidate_id}"));
-    let c = rows::candidate_for_caller(client, candidate_id);
+    crate::xact::lock(client, &format!("candidate:{candidate_id}"));
+    let c = crate::security::candidate_for_caller(client, candidate_id);
     rows::require_open(client, &c);
     let r = promotable_review(client, &c);
     require_second_pair_of_eyes(client, &c, approver);
@@ -214,8 +215,8 @@ pub fn approve(client: &mut SpiClient<'_>, candidate_id: &str, approver: &str, n
 }
 
 pub fn reject(client: &mut SpiClient<'_>, candidate_id: &str, approver: &str, reason: &str) -> String {
-    rows::lock(client, &format!("candidate:{candidate_id}"));
-    let c = rows::candidate_for_caller(client, candidate_id);
+    crate::xact::lock(client, &format!("candidate:{candidate_id}"));
+    let c = crate::security::candidate_for_caller(client, candidate_id);
     rows::require_open(client, &c);
     let r = rows::effective_review(client, &c.id);
     let id = record_decision(client, &c, r.as_ref().map(|r| r.id.as_str()), "reject", approver, Some(reason), None);
@@ -236,8 +237,8 @@ pub fn edit(
     value: Option<&str>,
     notes: Option<&str>,
 ) -> String {
-    rows::lock(client, &format!("candidate:{candidate_id}"));
-    let c = rows::candidate_for_caller(client, candidate_id);
+    crate::xact::lock(client, &format!("candidate:{candidate_id}"));
+    let c = crate::security::candidate_for_caller(client, candidate_id);
     rows::require_open(client, &c);
     let mut metadata: serde_json::Value = serde_json::from_str(&c.metadata).unwrap_or_else(|_| json!({}));
     metadata["edited_from"] = json!(c.id);
@@ -283,7 +284,7 @@ const ORPHANED_DUPLICATES: &str = "SELECT r.candidate_id FROM memory_fabric.revi
 /// Retracts a memory (write-once), then sends the candidates that were duplicates of it back
 /// to the human queue: the original is gone, so someone decides whether they stand.
 pub fn retract(client: &mut SpiClient<'_>, memory_id: &str, reason: &str, retracted_by: &str) -> String {
-    rows::lock(client, &format!("memory:{memory_id}"));
+    crate::xact::lock(client, &format!("memory:{memory_id}"));
     let row = client
         .select(&*plan(client, MEMORY, &[TEXT], false), Some(1), &[memory_id.into()])
         .unwrap_or_else(|e| error!("memory_fabric: cannot read memory: {e}"))
@@ -323,8 +324,8 @@ pub fn retract(client: &mut SpiClient<'_>, memory_id: &str, reason: &str, retrac
 
 #[pg_extern(volatile, parallel_unsafe)]
 fn _promote(candidate_id: Option<&str>, approver: Option<&str>) -> String {
-    let id = rows::require_text("candidate_id", candidate_id);
-    let approver = approver.map(|a| rows::require_name("approver", Some(a)));
+    let id = crate::args::require_text("candidate_id", candidate_id);
+    let approver = approver.map(|a| crate::args::require_name("approver", Some(a)));
     Spi::connect_mut(|client| {
         // The approver's name is what metrics count as a human promotion: an agent cannot give one.
         if approver.is_some() && !crate::security::caller_powers(client).0 {
@@ -338,17 +339,17 @@ fn _promote(candidate_id: Option<&str>, approver: Option<&str>) -> String {
 
 #[pg_extern(volatile, parallel_unsafe)]
 fn _approve(candidate_id: Option<&str>, approver: Option<&str>, notes: Option<&str>) -> String {
-    let id = rows::require_text("candidate_id", candidate_id);
-    let approver = rows::require_name("approver", approver);
-    let notes = rows::require_note("notes", notes);
+    let id = crate::args::require_text("candidate_id", candidate_id);
+    let approver = crate::args::require_name("approver", approver);
+    let notes = crate::args::require_note("notes", notes);
     Spi::connect_mut(|client| approve(client, &id, &approver, notes))
 }
 
 #[pg_extern(volatile, parallel_unsafe)]
 fn _reject(candidate_id: Option<&str>, approver: Option<&str>, reason: Option<&str>) -> String {
-    let id = rows::require_text("candidate_id", candidate_id);
-    let approver = rows::require_name("approver", approver);
-    let reason = rows::require_reason("reason", reason);
+    let id = crate::args::require_text("candidate_id", candidate_id);
+    let approver = crate::args::require_name("approver", approver);
+    let reason = crate::args::require_reason("reason", reason);
     Spi::connect_mut(|client| reject(client, &id, &approver, &reason))
 }
 
@@ -363,17 +364,17 @@ fn _edit(
     value: Option<&str>,
     notes: Option<&str>,
 ) -> String {
-    let id = rows::require_text("candidate_id", candidate_id);
-    let editor = rows::require_name("editor", editor);
-    let notes = rows::require_note("notes", notes);
+    let id = crate::args::require_text("candidate_id", candidate_id);
+    let editor = crate::args::require_name("editor", editor);
+    let notes = crate::args::require_note("notes", notes);
     let text = text.unwrap_or("");
     Spi::connect_mut(|client| edit(client, &id, &editor, text, classification, evidence_refs, value, notes))
 }
 
 #[pg_extern(volatile, parallel_unsafe)]
 fn _retract(memory_id: Option<&str>, reason: Option<&str>, retracted_by: Option<&str>) -> String {
-    let id = rows::require_text("memory_id", memory_id);
-    let reason = rows::require_reason("reason", reason);
-    let by = rows::require_name("retracted_by", retracted_by);
+    let id = crate::args::require_text("memory_id", memory_id);
+    let reason = crate::args::require_reason("reason", reason);
+    let by = crate::args::require_name("retracted_by", retracted_by);
     Spi::connect_mut(|client| retract(client, &id, &reason, &by))
 }

@@ -1,7 +1,7 @@
 //! Stage 4, recall: the SQL function memory_fabric.recall (sql/finalize.sql) does the filtering
 //! and ranking; these helpers give it the tenant's weights and the query's embeddings.
 
-use crate::api::capture::embed_with_function;
+use crate::embedder::embed_with_function;
 use crate::error::raise;
 use crate::gucs;
 use crate::policy;
@@ -14,7 +14,7 @@ use pgrx::prelude::*;
 /// act for it (42501 otherwise): recall's entry check and its settings in one call.
 #[pg_extern(stable, parallel_safe)]
 fn _recall_settings(tenant_id: &str) -> Vec<f64> {
-    let tenant_id = crate::rows::require_tenant_id(Some(tenant_id));
+    let tenant_id = crate::args::require_tenant_id(Some(tenant_id));
     let tenant_id = tenant_id.as_str();
     Spi::connect(|client| {
         crate::security::require_tenant(client, tenant_id);

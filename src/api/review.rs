@@ -301,7 +301,7 @@ pub fn verdict_for(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&s
     let consent = pol
         .policy
         .needs_consent(&c.classification, c.write_class.as_deref())
-        .then(|| match crate::api::governance::matching_consent(client, c, &pol.policy.consent_default_purpose) {
+        .then(|| match crate::consents::matching_consent(client, c, &pol.policy.consent_default_purpose) {
             Some(id) => Consent::Matched(id),
             None => Consent::Missing,
         });
@@ -341,12 +341,12 @@ const INSERT: &str = "INSERT INTO memory_fabric.reviews (id, tenant_id, candidat
 
 /// Reviews one candidate and records the verdict; returns the review id.
 pub fn review(client: &mut SpiClient<'_>, candidate_id: &str, force_human: Option<&str>) -> String {
-    rows::lock(client, &format!("candidate:{candidate_id}"));
-    let c = rows::candidate_for_caller(client, candidate_id);
+    crate::xact::lock(client, &format!("candidate:{candidate_id}"));
+    let c = crate::security::candidate_for_caller(client, candidate_id);
     rows::require_open(client, &c);
     let (v, policy_version) = verdict_for(client, &c, force_human);
 
-    let id = crate::api::capture::new_id("rv");
+    let id = crate::ids::new_id("rv");
     let p = plan(client, INSERT, &[TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, FLOAT8, TEXT, TEXT, TEXT, FLOAT8, INT4, TEXT, TEXT, crate::spi::OID], true);
     client
         .update(
@@ -369,7 +369,7 @@ pub fn review(client: &mut SpiClient<'_>, candidate_id: &str, force_human: Optio
                 policy_version.into(),
                 v.consent_id.as_deref().into(),
                 v.rejection_of.as_deref().into(),
-                crate::security::caller().into(),
+                crate::role::caller().into(),
             ],
         )
         .unwrap_or_else(|e| error!("memory_fabric: cannot record review: {e}"));
@@ -400,6 +400,6 @@ pub fn review(client: &mut SpiClient<'_>, candidate_id: &str, force_human: Optio
 /// Internal: the body of memory_fabric.review_candidate(). Returns the review id.
 #[pg_extern(volatile, parallel_unsafe)]
 fn _review(candidate_id: Option<&str>) -> String {
-    let id = rows::require_text("candidate_id", candidate_id);
+    let id = crate::args::require_text("candidate_id", candidate_id);
     Spi::connect_mut(|client| review(client, &id, None))
 }

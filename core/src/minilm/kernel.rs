@@ -31,7 +31,51 @@ pub(crate) fn add_x_wt(x: &[f32], w: &[f32], n: usize, k: usize, o: usize, out: 
         unsafe { add_x_wt_fma(x, w, n, k, o, out) };
         return;
     }
-    super::model::gemm((n, k, o), 1.0, (x, k, 1), (w, 1, k), 1.0, (out, o, 1));
+    gemm((n, k, o), 1.0, (x, k, 1), (w, 1, k), 1.0, (out, o, 1));
+}
+
+/// Number of elements a strided `rows x cols` matrix spans.
+fn span(rows: usize, cols: usize, rs: usize, cs: usize) -> usize {
+    if rows == 0 || cols == 0 {
+        0
+    } else {
+        (rows - 1) * rs + (cols - 1) * cs + 1
+    }
+}
+
+/// `c = alpha · a · b + beta · c` for strided row/column layouts; a is m×k, b is k×n.
+#[inline]
+pub(crate) fn gemm(
+    (m, k, n): (usize, usize, usize),
+    alpha: f32,
+    (a, rsa, csa): (&[f32], usize, usize),
+    (b, rsb, csb): (&[f32], usize, usize),
+    beta: f32,
+    (c, rsc, csc): (&mut [f32], usize, usize),
+) {
+    assert!(a.len() >= span(m, k, rsa, csa));
+    assert!(b.len() >= span(k, n, rsb, csb));
+    assert!(c.len() >= span(m, n, rsc, csc));
+    // SAFETY: the asserts keep every strided access inside the slices; `c` is an exclusive
+    // borrow that overlaps neither `a` nor `b`.
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            alpha,
+            a.as_ptr(),
+            rsa as isize,
+            csa as isize,
+            b.as_ptr(),
+            rsb as isize,
+            csb as isize,
+            beta,
+            c.as_mut_ptr(),
+            rsc as isize,
+            csc as isize,
+        );
+    }
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -1,6 +1,6 @@
 //! The BERT encoder of all-MiniLM-L6-v2 and its pooling: f32 throughout, single sequence.
 //!
-//! Matrix products go through `matrixmultiply::sgemm`, single-threaded (no threads may be
+//! Matrix products go through kernel.rs: `matrixmultiply::sgemm`, single-threaded (no threads may be
 //! spawned inside a PostgreSQL backend), which picks its AVX2/FMA kernel at run time; the
 //! linear layers use kernel.rs's dot-product kernel instead where the CPU has AVX2 and FMA.
 //! Hugging Face stores a linear layer's weight as [out, in] row-major; `x · Wᵀ` reads W as
@@ -67,50 +67,6 @@ impl LayerNorm {
             weight: t.f32(&format!("{name}.weight"), &[HIDDEN])?,
             bias: t.f32(&format!("{name}.bias"), &[HIDDEN])?,
         })
-    }
-}
-
-/// Number of elements a strided `rows x cols` matrix spans.
-fn span(rows: usize, cols: usize, rs: usize, cs: usize) -> usize {
-    if rows == 0 || cols == 0 {
-        0
-    } else {
-        (rows - 1) * rs + (cols - 1) * cs + 1
-    }
-}
-
-/// `c = alpha · a · b + beta · c` for strided row/column layouts; a is m×k, b is k×n.
-#[inline]
-pub(crate) fn gemm(
-    (m, k, n): (usize, usize, usize),
-    alpha: f32,
-    (a, rsa, csa): (&[f32], usize, usize),
-    (b, rsb, csb): (&[f32], usize, usize),
-    beta: f32,
-    (c, rsc, csc): (&mut [f32], usize, usize),
-) {
-    assert!(a.len() >= span(m, k, rsa, csa));
-    assert!(b.len() >= span(k, n, rsb, csb));
-    assert!(c.len() >= span(m, n, rsc, csc));
-    // SAFETY: the asserts keep every strided access inside the slices; `c` is an exclusive
-    // borrow that overlaps neither `a` nor `b`.
-    unsafe {
-        matrixmultiply::sgemm(
-            m,
-            k,
-            n,
-            alpha,
-            a.as_ptr(),
-            rsa as isize,
-            csa as isize,
-            b.as_ptr(),
-            rsb as isize,
-            csb as isize,
-            beta,
-            c.as_mut_ptr(),
-            rsc as isize,
-            csc as isize,
-        );
     }
 }
 
@@ -290,7 +246,7 @@ impl Model {
         for h in 0..HEADS {
             let off = h * HEAD_DIM;
             // scores[n × n] = scale · Q_h · K_hᵀ; K_hᵀ[d][j] = k[j·HIDDEN + off + d].
-            gemm(
+            super::kernel::gemm(
                 (n, HEAD_DIM, n),
                 scale,
                 (&s.q[off..], HIDDEN, 1),
@@ -302,7 +258,7 @@ impl Model {
                 super::math::softmax(row);
             }
             // ctx_h[n × HEAD_DIM] = P · V_h, written into its columns of ctx.
-            gemm(
+            super::kernel::gemm(
                 (n, n, HEAD_DIM),
                 1.0,
                 (&s.scores, n, 1),
