@@ -6,7 +6,7 @@ SET LOCAL search_path = pg_catalog, pg_temp;
 INSERT INTO memory_fabric.policies (tenant_id, version, body, created_by, note)
 VALUES ('*', 1, memory_fabric._default_policy(), 'memory_fabric', 'built-in default');
 
--- capture_memory: the public capture function (SPEC §3). A thin PL/pgSQL shell so it can take
+-- capture_memory: the public capture function. A thin PL/pgSQL shell so it can take
 -- pgvector's type and return the stored row; validation, redaction, hashing, embedding and the
 -- insert happen in memory_fabric._capture (Rust), and nothing is written if any check fails.
 DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
@@ -162,7 +162,6 @@ WHERE r.reviewer = 'human'
   AND NOT EXISTS (SELECT 1 FROM memory_fabric.promoted_memory p WHERE p.candidate_id = r.candidate_id);
 COMMENT ON VIEW memory_fabric.review_queue IS 'Candidates waiting for a human approve / reject / edit';
 
--- BEGIN upgrade 0.5.0 (or replace)
 -- recall: the only read path. Its body names pgvector's schema, fixed here at install time, so it
 -- does not depend on the caller's search_path. It records what it returned when
 -- memory_fabric.log_recalls is on.
@@ -383,7 +382,6 @@ END
 $install$;
 COMMENT ON FUNCTION memory_fabric.recall IS
     'Recall promoted memories for a tenant, user, intent and classification set, now or as of an instant';
--- END upgrade 0.5.0
 
 CREATE FUNCTION memory_fabric.grant_tenant(role text, tenant_id text)
 RETURNS memory_fabric.tenant_grants
@@ -415,7 +413,7 @@ $$;
 COMMENT ON FUNCTION memory_fabric.revoke_tenant IS 'Withdraw a tenant grant (kept, marked revoked)';
 
 -- ---------------------------------------------------------------------------------------------
--- Security (SPEC §4). Everything below is also what the 0.1.0 → 0.2.0 upgrade script applies.
+-- Security. Everything below is also what the 0.1.0 → 0.2.0 upgrade script applies.
 
 -- The three roles, created if missing (roles are cluster-wide and outlive the extension).
 DO $$
@@ -524,7 +522,6 @@ CREATE POLICY owner_all ON memory_fabric.events FOR ALL TO @extowner@ USING (tru
 CREATE POLICY owner_all ON memory_fabric.tenant_grants FOR ALL TO @extowner@ USING (true) WITH CHECK (true);
 CREATE POLICY owner_all ON memory_fabric.policies FOR ALL TO @extowner@ USING (true) WITH CHECK (true);
 
--- BEGIN upgrade 0.3.0
 -- 0.3.0: governance. Consent, policies, erasure, replay and metrics.
 
 CREATE FUNCTION memory_fabric.record_consent(
@@ -722,7 +719,7 @@ $$;
 COMMENT ON FUNCTION memory_fabric.memory_history IS
     'A candidate''s or memory''s life: capture, reviews, decisions, promotion, retraction, erasure, events';
 
--- The seeds' evaluation metrics, per tenant (row-level security applies: an admin sees the
+-- The evaluation metrics, per tenant (row-level security applies: an admin sees the
 -- pinned tenant).
 CREATE VIEW memory_fabric.metrics WITH (security_invoker = true) AS
 WITH eff AS (
@@ -809,17 +806,13 @@ ALTER TABLE memory_fabric.recall_log FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_read ON memory_fabric.recall_log FOR SELECT
     USING (tenant_id = (SELECT memory_fabric._visible_tenant()));
 CREATE POLICY owner_all ON memory_fabric.recall_log FOR ALL TO @extowner@ USING (true) WITH CHECK (true);
--- END upgrade 0.3.0
 
--- BEGIN upgrade 0.4.0
 -- 0.4.0 replaced recall; CREATE OR REPLACE resets SECURITY DEFINER and SET, so they are set again.
 -- Its statements are planned once per session (generic plans): with custom plans, PostgreSQL
 -- kept re-planning the final query on every call (1.6 ms instead of 2.95 ms p50 on 1M memories).
 ALTER FUNCTION memory_fabric.recall
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan;
--- END upgrade 0.4.0
 
--- BEGIN upgrade 0.6.0
 -- 0.6.0: long maintenance operations as procedures that commit after every batch. Each batch
 -- is one transaction (memory_fabric._reembed_batch, memory_fabric._purge_expired_batch: SECURITY
 -- DEFINER, checking the caller's tenant on every call), reported with a NOTICE, so a run that is
@@ -906,7 +899,6 @@ GRANT EXECUTE ON FUNCTION memory_fabric._reembed_pending(text, integer), memory_
     memory_fabric._purge_expired_pending(text, integer), memory_fabric._purge_expired_batch(text, integer) TO @extowner@;
 GRANT EXECUTE ON PROCEDURE memory_fabric.reembed_memories(text, integer), memory_fabric.purge_expired_memories(text, integer)
     TO @extowner@;
--- END upgrade 0.6.0
 
 -- 0.7.0: the locks the pipeline serialises on (src/rows.rs, lock()): one row per key's hash,
 -- row-locked until the transaction ends. Created after every GRANT ... ON ALL TABLES above: no

@@ -140,7 +140,7 @@ COMMENT ON TABLE memory_fabric.decisions IS
     'Approve / reject / edit decisions on queued candidates; append-only';
 CREATE INDEX decisions_candidate ON memory_fabric.decisions (candidate_id, decided_at DESC);
 
--- Consent records (seed 001). Append-only except the write-once revocation columns.
+-- Consent records. Append-only except the write-once revocation columns.
 CREATE TABLE memory_fabric.consents (
     id                      text        PRIMARY KEY CHECK (id LIKE 'cns\_%'),
     tenant_id               text        NOT NULL,
@@ -282,7 +282,6 @@ BEGIN
 END
 $$;
 
--- BEGIN upgrade 0.6.0 (or replace)
 -- Write-once columns (named as trigger arguments) may go from NULL to a value, never back
 -- and never to another value; every other column is fixed. An UPDATE that sets no write-once
 -- column is refused too. Two governed exceptions:
@@ -340,7 +339,6 @@ BEGIN
     RETURN NEW;
 END
 $$;
--- END upgrade 0.6.0
 
 -- 0.7.0: who did it is the database role that called (the role before SECURITY DEFINER),
 -- recorded beside any display name the caller gave; NULL on rows written before 0.7.0.
@@ -408,7 +406,6 @@ SELECT pg_catalog.pg_extension_config_dump('memory_fabric.promoted_memory', '');
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric.events', '');
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric.tenant_grants', '');
 
--- BEGIN upgrade 0.3.0
 -- 0.3.0: erasure tombstones, remembered rejections, the recall log.
 ALTER TABLE memory_fabric.candidates ADD COLUMN erased_at timestamptz;
 ALTER TABLE memory_fabric.promoted_memory ADD COLUMN erased_at timestamptz;
@@ -456,9 +453,7 @@ ALTER TABLE memory_fabric.recall_log ENABLE ALWAYS TRIGGER guard_update;
 ALTER TABLE memory_fabric.recall_log ENABLE ALWAYS TRIGGER guard_delete;
 ALTER TABLE memory_fabric.recall_log ENABLE ALWAYS TRIGGER guard_truncate;
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric.recall_log', '');
--- END upgrade 0.3.0
 
--- BEGIN upgrade 0.4.0
 -- 0.4.0: recall without a query reads the user-less memories in (priority, promoted_at) order
 -- too; promoted_recall serves the user's own (tenant_id and user_id fixed).
 CREATE INDEX promoted_recall_userless ON memory_fabric.promoted_memory (tenant_id, priority DESC, promoted_at DESC)
@@ -470,9 +465,7 @@ CREATE INDEX promoted_recall_userless ON memory_fabric.promoted_memory (tenant_i
 DROP INDEX memory_fabric.promoted_scope;
 CREATE INDEX promoted_scope ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
     INCLUDE (retracted_at);
--- END upgrade 0.4.0
 
--- BEGIN upgrade 0.5.0
 -- 0.5.0: recall with a query and review's exact search read their scope from an index, not the
 -- heap. promoted_scope_vectors holds, in scope order, every column they need, the embedding
 -- included, so each scope is read as a few contiguous index pages (index-only) instead of one
@@ -508,14 +501,11 @@ CREATE INDEX promoted_scope_vectors ON memory_fabric.promoted_memory (tenant_id,
     WHERE memory_fabric._scope_fits(tenant_id, user_id, intent_scope, embedding_model, id, classification, consent_id, embedding);
 CREATE INDEX promoted_scope_wide ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
     WHERE NOT memory_fabric._scope_fits(tenant_id, user_id, intent_scope, embedding_model, id, classification, consent_id, embedding);
--- END upgrade 0.5.0
 
--- BEGIN upgrade 0.6.0
 -- 0.6.0: re-embedding (memory_fabric.reembed_memories) finds the models of a tenant's memories
 -- that have a vector, and a batch of one model's memories in id order, from this index alone.
 CREATE INDEX promoted_model ON memory_fabric.promoted_memory (tenant_id, embedding_model, id)
     WHERE erased_at IS NULL AND embedding IS NOT NULL;
--- END upgrade 0.6.0
 
 -- The part pgrx generates next creates our functions in the first schema of search_path, and
 -- resolves their argument and result types there first. memory_fabric may have existed before

@@ -1,4 +1,4 @@
-//! Reports core errors as PostgreSQL errors with the SQLSTATEs of SPEC §5.
+//! Reports core errors as PostgreSQL errors with the SQLSTATEs README.md lists (SQLSTATEs).
 
 use memory_fabric_core::{Error, Kind};
 use pgrx::pg_sys::panic::ErrorReport;

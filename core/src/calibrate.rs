@@ -90,7 +90,7 @@ fn correct(verdict: usize, label: usize) -> bool {
     }
 }
 
-/// The figures SPEC §6 sets targets for.
+/// The figures review quality is judged by (README.md, Embedders: the calibration table).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Quality {
     /// Share of the pairs that are not paraphrases (contradiction, neutral, entailment) merged.

@@ -1,4 +1,4 @@
-//! Validation and preparation of one capture (SPEC §3 capture_memory), before anything is
+//! Validation and preparation of one capture (memory_fabric.capture_memory), before anything is
 //! written: every check, then redaction, then the content hash. Knows nothing of Postgres;
 //! the extension supplies the policy and does the lookups that need the database.
 

@@ -1,4 +1,4 @@
-//! Errors of the core, each tied to the SQLSTATE the extension reports (SPEC §5).
+//! Errors of the core, each tied to the SQLSTATE the extension reports (README.md, SQLSTATEs).
 
 use std::fmt;
 

@@ -209,7 +209,7 @@ pub struct RecallPolicy {
 
 /// The built-in embedders' thresholds, calibrated on the evaluation corpus (core/tests/data/corpus,
 /// `cargo run --release -p memory_fabric_core --example calibrate`; the figures are in README.md,
-/// Review quality). Duplicate: the lowest threshold whose false merges stay under 0.4 % of the
+/// Embedders). Duplicate: the lowest threshold whose false merges stay under 0.4 % of the
 /// pairs that are not paraphrases, so under the 0.5 % target with a margin. Contradiction: the
 /// same-topic gate with the best F1 of contradiction verdicts.
 pub const BUILTIN_DUPLICATE: f64 = 0.30;

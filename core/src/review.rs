@@ -1,4 +1,4 @@
-//! The review verdict (SPEC §3 review_candidate, steps 1 and 4–7), decided from the candidate
+//! The review verdict (memory_fabric.review_candidate, steps 1 and 4–7 of review), decided from the candidate
 //! and the live promoted memories the extension found near it. Pure and deterministic: the
 //! same candidate, policy and neighbours give the same verdict.
 

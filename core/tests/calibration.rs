@@ -3,10 +3,10 @@
 //! people) and memory.tsv (memory-domain pairs we wrote). Each pair is reviewed through the real
 //! review logic, candidate a against memory b.
 //!
-//! The SPEC §6 targets are: false merges ≤ 0.5 %, paraphrases merged ≥ 60 % (semantic model),
+//! The targets are: false merges ≤ 0.5 %, paraphrases merged ≥ 60 % (semantic model),
 //! contradictions found ≥ 85 % with ≥ 70 % of contradiction verdicts right. The false-merge
 //! target holds and is asserted for both models on both files. The others are not reached on
-//! this corpus (README.md, Review quality, says by how much and why); each is asserted at the
+//! this corpus (README.md, Embedders, says by how much and why); each is asserted at the
 //! level measured, so that a change that makes review worse fails here.
 //!
 //! The semantic model's weights must be installed (scripts/install_model.sh; or point
@@ -97,7 +97,7 @@ fn semantic_model_never_merges_what_differs() {
     }
 }
 
-/// The levels measured when the thresholds were calibrated (README.md, Review quality), less a
+/// The levels measured when the thresholds were calibrated (README.md, Embedders), less a
 /// small margin: review may not get worse than this.
 #[test]
 fn hashing_model_quality_holds() {

@@ -31,7 +31,7 @@ su -d postgres -c "CREATE ROLE regress_shadow_owner LOGIN" \
 # Every name called unqualified in the scripts (this version's install and upgrade scripts, and
 # the previous release's install): an identifier followed by "(", not after a dot or a quote.
 names=$(python3 - "$extdir/memory_fabric--$current.sql" "$extdir"/memory_fabric--*--"$current".sql \
-          "$(ls "$MF_ROOT"/sql/released/memory_fabric--*.sql | sort -V | tail -1)" <<'PY'
+          "$(ls "$MF_ROOT"/tests/upgrade/released/memory_fabric--*.sql | sort -V | tail -1)" <<'PY'
 import re, sys
 skip = set("""all and any array as between case cast check coalesce create default delete distinct else end
 exists extract filter for from function greatest grouping having if in insert into is join key least like
@@ -197,8 +197,8 @@ SQL
 ); then ok "the maintenance procedures as an admin call no shadow"; else notok "the procedures: $out"; fi
 
 # an upgrade from the previous release, with the same shadows in place
-prev=$(ls "$MF_ROOT"/sql/released/memory_fabric--*.sql | sed -E 's/.*--([0-9.]+)\.sql/\1/' | grep -vx "$current" | sort -V | tail -1)
-mf_sudo cp "$MF_ROOT/sql/released/memory_fabric--$prev.sql" "$extdir/memory_fabric--$prev.sql"
+prev=$(ls "$MF_ROOT"/tests/upgrade/released/memory_fabric--*.sql | sed -E 's/.*--([0-9.]+)\.sql/\1/' | grep -vx "$current" | sort -V | tail -1)
+mf_sudo cp "$MF_ROOT/tests/upgrade/released/memory_fabric--$prev.sql" "$extdir/memory_fabric--$prev.sql"
 # the owner installed the previous release before planting: the state an existing database is in
 su -d postgres -c "CREATE DATABASE mf_shadow_up OWNER regress_shadow_owner"
 su -d mf_shadow_up -c "CREATE EXTENSION vector"

@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# The upgrade check. For every released version (sql/released/memory_fabric--V.sql): install it,
+# The upgrade check. First, that no released script was edited: the install scripts kept in
+# tests/upgrade/released/ and every upgrade script into a released version are pinned by
+# tests/upgrade/released/SHA256SUMS. Then, for every released version
+# (tests/upgrade/released/memory_fabric--V.sql): install it,
 # add data through the pipeline, ALTER EXTENSION ... UPDATE to the current version, and compare
 # the schema with a fresh install of the current version (tests/upgrade/describe.sql), then check
 # the data is still there and still recalled. A released version equal to the current one is
@@ -15,11 +18,30 @@ fail=0
 q() { mf_psql -q -X "$@"; }
 fresh_db() { q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1"; }
 
+rel=$MF_ROOT/tests/upgrade/released
+if edited=$(cd "$rel" && sha256sum -c --quiet SHA256SUMS 2>&1); then
+  unpinned=""
+  for f in "$rel"/memory_fabric--*.sql "$MF_ROOT"/sql/memory_fabric--*--*.sql; do
+    name=$(basename "$f"); to=${name%.sql}; to=${to##*--}
+    [ -f "$rel/memory_fabric--$to.sql" ] || continue  # an upgrade into a version not released yet
+    case $f in "$rel"/*) entry=$name ;; *) entry=../../../sql/$name ;; esac
+    grep -qxF "$(cd "$rel" && sha256sum "$entry")" "$rel/SHA256SUMS" || unpinned="$unpinned $name"
+  done
+  if [ -z "$unpinned" ]; then
+    echo "ok - no released script was edited"
+  else
+    echo "not ok - released scripts not pinned in tests/upgrade/released/SHA256SUMS:$unpinned"; fail=1
+  fi
+else
+  echo "not ok - a released script was edited:"; echo "$edited"; fail=1
+  echo "hint: a released script never changes; write the change as sql/memory_fabric--$current--<new>.sql"
+fi
+
 fresh_db mf_upgrade_fresh
 q -d mf_upgrade_fresh -c "SET client_min_messages = warning" -c "CREATE EXTENSION memory_fabric CASCADE"
 q -d mf_upgrade_fresh -f "$MF_ROOT/tests/upgrade/describe.sql" > "$out/fresh.txt"
 
-for script in "$MF_ROOT"/sql/released/memory_fabric--*.sql; do
+for script in "$MF_ROOT"/tests/upgrade/released/memory_fabric--*.sql; do
   v=$(basename "$script" .sql); v=${v#memory_fabric--}
   if [ "$v" = "$current" ]; then
     as=$v-released
