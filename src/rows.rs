@@ -140,27 +140,24 @@ pub fn promoted_as(client: &SpiClient<'_>, candidate_id: &str) -> Option<String>
         .and_then(|r| col(&r, 1))
 }
 
-fn wrong_state(message: String) -> Error {
-    Error::new(Kind::WrongState, message)
-}
 
 /// Refuses a candidate that is promoted already, or that an operator rejected or replaced.
 pub fn require_open(client: &SpiClient<'_>, c: &Candidate) {
     if c.erased {
-        raise(wrong_state(format!("candidate \"{}\" was erased", c.id)).detail("Its content was replaced by a tombstone."));
+        raise(Error::wrong_state(format!("candidate \"{}\" was erased", c.id)).detail("Its content was replaced by a tombstone."));
     }
     if let Some(pm) = promoted_as(client, &c.id) {
-        raise(wrong_state(format!("candidate \"{}\" is already promoted", c.id))
+        raise(Error::wrong_state(format!("candidate \"{}\" is already promoted", c.id))
             .detail(format!("It was promoted as memory \"{pm}\"; a candidate is promoted at most once.")));
     }
     match latest_decision(client, &c.id) {
         Some((a, by)) if a == "reject" => raise(
-            wrong_state(format!("candidate \"{}\" was rejected", c.id))
+            Error::wrong_state(format!("candidate \"{}\" was rejected", c.id))
                 .detail(format!("It was rejected by {by}."))
                 .hint("Capture a new candidate if the fact is right after all."),
         ),
         Some((a, by)) if a == "edit" => raise(
-            wrong_state(format!("candidate \"{}\" was replaced by an edit", c.id))
+            Error::wrong_state(format!("candidate \"{}\" was replaced by an edit", c.id))
                 .detail(format!("{by} edited it into a new candidate that supersedes it."))
                 .hint("Review and promote the new candidate instead."),
         ),

@@ -57,6 +57,10 @@ impl Error {
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::new(Kind::InvalidParameter, message)
     }
+    /// 55000: the object is not in the state the operation needs (promoted, rejected, revoked…).
+    pub fn wrong_state(message: impl Into<String>) -> Self {
+        Self::new(Kind::WrongState, message)
+    }
     pub fn limit(message: impl Into<String>) -> Self {
         Self::new(Kind::LimitExceeded, message)
     }

@@ -23,7 +23,7 @@ const SUPERSEDES_EXISTS: &str = "SELECT EXISTS (SELECT 1 FROM memory_fabric.cand
 
 fn require_utf8() {
     if unsafe { pg_sys::GetDatabaseEncoding() } != pg_sys::pg_enc::PG_UTF8 as i32 {
-        raise(Error::new(Kind::WrongState, "memory_fabric requires a UTF8 database")
+        raise(Error::wrong_state("memory_fabric requires a UTF8 database")
             .detail("Redaction and embedding work on Unicode text."));
     }
 }

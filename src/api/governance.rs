@@ -156,7 +156,7 @@ fn _revoke_consent(consent_id: Option<&str>, reason: Option<&str>) -> String {
         };
         crate::security::require_row_tenant(client, &tenant, not_found);
         if revoked {
-            raise(Error::new(Kind::WrongState, format!("consent \"{id}\" is already revoked")));
+            raise(Error::wrong_state(format!("consent \"{id}\" is already revoked")));
         }
         let by = caller_name(client);
         client

@@ -117,7 +117,7 @@ fn _reembed_batch(tenant_id: Option<&str>, model: Option<&str>, batch_size: Opti
         require_tenant(client, &tenant);
         let (now, func) = current_embedder(client);
         if now != model {
-            raise(Error::new(Kind::WrongState, format!("the embedder's model is {now}, not {model}"))
+            raise(Error::wrong_state(format!("the embedder's model is {now}, not {model}"))
                 .detail("memory_fabric.embedding_function or memory_fabric.embedding_model changed during the run.")
                 .hint("Run memory_fabric.reembed_memories() again: it re-embeds with the embedder in use."));
         }

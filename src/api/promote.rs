@@ -17,14 +17,11 @@ use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
 use serde_json::json;
 
-fn wrong_state(message: String) -> Error {
-    Error::new(Kind::WrongState, message)
-}
 
 /// The effective review of an open candidate, which must allow promotion.
 fn promotable_review(client: &SpiClient<'_>, c: &Candidate) -> Review {
     let Some(r) = rows::effective_review(client, &c.id) else {
-        raise(wrong_state(format!("candidate \"{}\" has not been reviewed", c.id))
+        raise(Error::wrong_state(format!("candidate \"{}\" has not been reviewed", c.id))
             .hint("Call memory_fabric.review_candidate() first."));
     };
     if !r.promotable() {
@@ -34,7 +31,7 @@ fn promotable_review(client: &SpiClient<'_>, c: &Candidate) -> Review {
             ("rejected", _, _) => "review rejected it".to_owned(),
             (s, _, _) => format!("its review status is {s}"),
         };
-        raise(wrong_state(format!("candidate \"{}\" is not promotable", c.id))
+        raise(Error::wrong_state(format!("candidate \"{}\" is not promotable", c.id))
             .detail(format!("The effective review {} says {what}.", r.id)));
     }
     r
@@ -71,7 +68,7 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
     rows::require_open(client, &c);
     let r = promotable_review(client, &c);
     if r.reviewer == "human" && !approved {
-        raise(wrong_state(format!("candidate \"{}\" requires approval", c.id))
+        raise(Error::wrong_state(format!("candidate \"{}\" requires approval", c.id))
             .detail(format!("Its review queued it for a human ({} tier).", r.tier))
             .hint("Call memory_fabric.approve() as a reviewer other than the capture's actor."));
     }
@@ -93,7 +90,7 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
     let consent_same = now.consent_id == r.consent_id;
     if !same || !consent_same {
         let what = if consent_same { "the promoted memories" } else { "its consent" };
-        raise(wrong_state(format!("{what} changed since candidate \"{}\" was reviewed", c.id))
+        raise(Error::wrong_state(format!("{what} changed since candidate \"{}\" was reviewed", c.id))
             .detail(format!("Reviewed now, it would be {}.", now.notes.as_deref().unwrap_or(now.status.as_str())))
             .hint("Call memory_fabric.review_candidate() again."));
     }
@@ -112,7 +109,7 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
             .update(&*p, None, &[old.as_str().into(), pm.as_str().into(), now.into()])
             .unwrap_or_else(|e| error!("memory_fabric: cannot supersede: {e}"));
         if done.is_empty() {
-            raise(wrong_state(format!("memory \"{old}\" is already retracted"))
+            raise(Error::wrong_state(format!("memory \"{old}\" is already retracted"))
                 .detail("A memory is superseded at most once.")
                 .hint("Call memory_fabric.review_candidate() again."));
         }
@@ -297,7 +294,7 @@ pub fn retract(client: &mut SpiClient<'_>, memory_id: &str, reason: &str, retrac
     };
     crate::security::require_row_tenant(client, &tenant, not_found);
     if let Some(at) = retracted_at {
-        raise(wrong_state(format!("memory \"{memory_id}\" is already retracted"))
+        raise(Error::wrong_state(format!("memory \"{memory_id}\" is already retracted"))
             .detail(format!("It was retracted at {at} by {}.", by.unwrap_or_default())));
     }
     let p = plan(client, RETRACT, &[TEXT, TEXT, TEXT], true);
