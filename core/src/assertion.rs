@@ -264,6 +264,18 @@ fn lex(text: &str) -> Vec<Tok> {
             i += 1;
         }
     }
+    // "half a kilogram", "half an hour": the number 0.5, which takes the unit after it as any
+    // number does
+    let mut k = 0;
+    while k + 2 < out.len() {
+        if matches!(&out[k], Tok::Word(h) if h == "half")
+            && matches!(&out[k + 1], Tok::Word(a) if a == "a" || a == "an")
+            && matches!(&out[k + 2], Tok::Word(u) if unit_of(u).is_some())
+        {
+            out.splice(k..k + 2, [Tok::Number(0.5, None)]);
+        }
+        k += 1;
+    }
     out
 }
 
@@ -550,17 +562,6 @@ pub fn parse(text: &str) -> Assertion {
                         // "with"'s opposite is its negation
                     }
                     continue;
-                }
-                // "half a kilogram", "half an hour": 0.5 of the unit
-                if w == "half" {
-                    if let (Some(Tok::Word(art)), Some(Tok::Word(u))) = (toks.get(i), toks.get(i + 1)) {
-                        if let Some((c, f)) = unit_of(u).filter(|_| matches!(art.as_str(), "a" | "an")) {
-                            i += 2;
-                            let unit = (!c.is_empty()).then(|| c.to_owned());
-                            quantity(&mut items, Quantity { value: fmt_value(0.5 * f), unit, bound: None }, negating, clause, bounded);
-                            continue;
-                        }
-                    }
                 }
                 if let Some((_, n)) = NUMBER_WORDS.iter().find(|(x, _)| *x == w) {
                     if w != "half" && w != "one" {
