@@ -25,7 +25,8 @@ if edited=$(cd "$rel" && sha256sum -c --quiet SHA256SUMS 2>&1); then
     name=$(basename "$f"); to=${name%.sql}; to=${to##*--}
     [ -f "$rel/memory_fabric--$to.sql" ] || continue  # an upgrade into a version not released yet
     case $f in "$rel"/*) entry=$name ;; *) entry=../../../sql/$name ;; esac
-    grep -qxF "$(cd "$rel" && sha256sum "$entry")" "$rel/SHA256SUMS" || unpinned="$unpinned $name"
+    # listed is enough: sha256sum -c above checked every listed file
+    awk '{print $2}' "$rel/SHA256SUMS" | grep -qxF "$entry" || unpinned="$unpinned $name"
   done
   if [ -z "$unpinned" ]; then
     echo "ok - no released script was edited"
