@@ -23,6 +23,23 @@ AS $$
     JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'
 $$;
 COMMENT ON FUNCTION memory_fabric._pgvector_schema() IS 'The schema pgvector is installed in, quoted';
+REVOKE ALL ON FUNCTION memory_fabric._pgvector_schema() FROM PUBLIC;
+
+-- The three roles, created if missing (roles are cluster-wide and outlive the extension):
+-- agent captures, reviews, promotes and recalls; reviewer works the human queue; admin
+-- governs. Each public function grants itself to the roles whose job needs it.
+DO $$
+DECLARE
+    r text;
+BEGIN
+    FOREACH r IN ARRAY ARRAY['memory_fabric_agent', 'memory_fabric_reviewer', 'memory_fabric_admin'] LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = r) THEN
+            EXECUTE pg_catalog.format('CREATE ROLE %I NOLOGIN', r);
+        END IF;
+    END LOOP;
+END
+$$;
+GRANT USAGE ON SCHEMA memory_fabric TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 -- Ids are readable text with a prefix (mc_ candidate, rv_ review, dc_ decision,
 -- pm_ promoted memory, cns_ consent, ev_ event).
 
@@ -69,18 +86,25 @@ CREATE TABLE memory_fabric.candidates (
     redaction_count integer     NOT NULL DEFAULT 0 CHECK (redaction_count >= 0),
     redaction_rules text[]      NOT NULL DEFAULT '{}',
     policy_version  integer     NOT NULL,
+    -- The database role that captured it (the role before SECURITY DEFINER), beside the
+    -- display name in actor.
+    captured_by     text,
+    -- Set when governed erasure replaced the content with its tombstone.
+    erased_at       timestamptz,
     CHECK ((entity IS NULL) = (predicate IS NULL)),
     CHECK (value IS NULL OR predicate IS NOT NULL)
 )
 $ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
 COMMENT ON TABLE memory_fabric.candidates IS
     'Every capture, redacted before write; append-only';
+COMMENT ON COLUMN memory_fabric.candidates.captured_by IS 'The database role that captured it';
 CREATE INDEX candidates_tenant_captured ON memory_fabric.candidates (tenant_id, captured_at);
 CREATE INDEX candidates_tenant_user_hash ON memory_fabric.candidates (tenant_id, user_id, content_hash);
 CREATE INDEX candidates_fact ON memory_fabric.candidates (tenant_id, entity, predicate)
     WHERE entity IS NOT NULL;
 CREATE INDEX candidates_supersedes ON memory_fabric.candidates (supersedes)
     WHERE supersedes IS NOT NULL;
+CREATE INDEX candidates_subject ON memory_fabric.candidates (tenant_id, user_id) WHERE user_id IS NOT NULL;
 
 -- The dimension of each embedding model a tenant has used, fixed by its first vector.
 CREATE TABLE memory_fabric.embedding_models (
@@ -113,11 +137,15 @@ CREATE TABLE memory_fabric.reviews (
     consent_id               text,
     policy_version           integer     NOT NULL,
     reviewed_at              timestamptz NOT NULL DEFAULT clock_timestamp(),
+    reviewed_by              text,
+    -- The operator-rejected candidate this one repeats.
+    rejection_of_id          text        CHECK (rejection_of_id LIKE 'mc\_%'),
     CHECK (status <> 'duplicate_of' OR duplicate_of_id IS NOT NULL),
     CHECK (status <> 'contradicts' OR (contradicts_id IS NOT NULL AND contradiction_resolution IS NOT NULL))
 );
 COMMENT ON TABLE memory_fabric.reviews IS
     'Every review verdict; append-only, the newest per candidate is effective';
+COMMENT ON COLUMN memory_fabric.reviews.reviewed_by IS 'The database role that ran the review';
 CREATE INDEX reviews_candidate ON memory_fabric.reviews (candidate_id, reviewed_at DESC, id DESC);
 CREATE INDEX reviews_queue ON memory_fabric.reviews (tenant_id, reviewed_at)
     WHERE reviewer = 'human';
@@ -134,11 +162,14 @@ CREATE TABLE memory_fabric.decisions (
     decided_by       text        NOT NULL CHECK (decided_by <> ''),
     notes            text,
     new_candidate_id text        REFERENCES memory_fabric.candidates (id),
-    decided_at       timestamptz NOT NULL DEFAULT clock_timestamp()
+    decided_at       timestamptz NOT NULL DEFAULT clock_timestamp(),
+    decided_by_role  text
 );
 COMMENT ON TABLE memory_fabric.decisions IS
     'Approve / reject / edit decisions on queued candidates; append-only';
+COMMENT ON COLUMN memory_fabric.decisions.decided_by_role IS 'The database role that decided (decided_by is the name it gave)';
 CREATE INDEX decisions_candidate ON memory_fabric.decisions (candidate_id, decided_at DESC);
+CREATE INDEX decisions_rejected ON memory_fabric.decisions (tenant_id, candidate_id) WHERE action = 'reject';
 
 -- Consent records. Append-only except the write-once revocation columns.
 CREATE TABLE memory_fabric.consents (
@@ -201,22 +232,66 @@ CREATE TABLE memory_fabric.promoted_memory (
     retracted_at      timestamptz,
     retracted_by      text,
     retraction_reason text,
+    promoted_by_role  text,
+    erased_at         timestamptz,
     CHECK (retracted_at IS NULL OR (retracted_by IS NOT NULL AND retraction_reason IS NOT NULL))
 )
 $ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
 COMMENT ON TABLE memory_fabric.promoted_memory IS
     'Promoted memories, the only table recall reads; append-only except write-once retraction columns';
--- Recall: scope first, then order by priority and recency.
+COMMENT ON COLUMN memory_fabric.promoted_memory.promoted_by_role IS 'The database role that promoted it (promoted_by is the approver''s name, or auto)';
+-- Recall without a query: scope first, then priority and recency; the user's own memories from
+-- promoted_recall, the user-less ones from promoted_recall_userless.
 CREATE INDEX promoted_recall ON memory_fabric.promoted_memory
     (tenant_id, user_id, priority DESC, promoted_at DESC);
-CREATE INDEX promoted_scope ON memory_fabric.promoted_memory (tenant_id, user_id, embedding_model)
-    WHERE retracted_at IS NULL;
+CREATE INDEX promoted_recall_userless ON memory_fabric.promoted_memory (tenant_id, priority DESC, promoted_at DESC)
+    WHERE user_id IS NULL;
+-- Review's exact search and recall with a query visit only the scope's rows of the intent or
+-- cross-intent. Not partial, since recall as of a past instant reads retracted rows too;
+-- retracted_at is included so that review can size its scope from the index alone.
+CREATE INDEX promoted_scope ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
+    INCLUDE (retracted_at);
+-- They read their scope from an index, not the heap: promoted_scope_vectors holds, in scope
+-- order, every column they need, the embedding included, so each scope is read as a few
+-- contiguous index pages (index-only) instead of one heap page per row. A btree entry cannot
+-- exceed 2704 bytes, so the index holds only rows whose values fit (_scope_fits: embeddings up
+-- to about 580 dimensions with short identifiers); promoted_scope_wide keys the rest, and both
+-- readers visit both.
+DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
+CREATE FUNCTION memory_fabric._scope_fits(tenant_id text, user_id text, intent_scope text, embedding_model text,
+                                          id text, classification text, consent_id text, embedding @pgvector@.vector)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $body$
+    SELECT coalesce($8 IS NOT NULL
+        AND pg_catalog.octet_length($1) + coalesce(pg_catalog.octet_length($2), 0)
+            + coalesce(pg_catalog.octet_length($3), 0) + pg_catalog.octet_length($4) + pg_catalog.octet_length($5)
+            + pg_catalog.octet_length($6) + coalesce(pg_catalog.octet_length($7), 0)
+            + 4 * @pgvector@.vector_dims($8) <= 2400, false)
+$body$
+$ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
+COMMENT ON FUNCTION memory_fabric._scope_fits IS
+    'Whether a promoted memory''s scope columns and embedding fit an entry of promoted_scope_vectors';
+REVOKE ALL ON FUNCTION memory_fabric._scope_fits FROM PUBLIC;
+CREATE INDEX promoted_scope_vectors ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
+    INCLUDE (retracted_at, expires_at, promoted_at, classification, consent_id, priority, id, embedding)
+    WHERE memory_fabric._scope_fits(tenant_id, user_id, intent_scope, embedding_model, id, classification, consent_id, embedding);
+CREATE INDEX promoted_scope_wide ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
+    WHERE NOT memory_fabric._scope_fits(tenant_id, user_id, intent_scope, embedding_model, id, classification, consent_id, embedding);
 CREATE INDEX promoted_contradicts ON memory_fabric.promoted_memory (contradicts_id)
     WHERE contradicts_id IS NOT NULL;
 -- Review: exact and structured dedup, contradiction by (entity, predicate).
 CREATE INDEX promoted_hash ON memory_fabric.promoted_memory (tenant_id, content_hash);
 CREATE INDEX promoted_fact ON memory_fabric.promoted_memory (tenant_id, entity, predicate)
     WHERE entity IS NOT NULL;
+-- Purging finds what expired and is not erased yet.
+CREATE INDEX promoted_expired ON memory_fabric.promoted_memory (tenant_id, expires_at)
+    WHERE expires_at IS NOT NULL AND erased_at IS NULL;
+-- Re-embedding finds the models of a tenant's memories that have a vector, and a batch of one
+-- model's memories in id order, from this index alone.
+CREATE INDEX promoted_model ON memory_fabric.promoted_memory (tenant_id, embedding_model, id)
+    WHERE erased_at IS NULL AND embedding IS NOT NULL;
 -- Nearest-neighbour search for the built-in embedders' vectors, one index per model.
 DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
 CREATE INDEX promoted_builtin_hnsw ON memory_fabric.promoted_memory
@@ -239,11 +314,15 @@ CREATE TABLE memory_fabric.tenant_grants (
     granted_by text        NOT NULL,
     revoked_at timestamptz,
     revoked_by text,
+    -- A grant is bound to the role's OID: a role dropped and created again under the same name
+    -- is another role and does not inherit the grant. role_name keeps the name it was granted under.
+    role_oid   oid,
     CHECK (revoked_at IS NULL OR revoked_by IS NOT NULL)
 );
 COMMENT ON TABLE memory_fabric.tenant_grants IS
     'Tenant grants per role; append-only except write-once revoked_at, revoked_by';
-CREATE UNIQUE INDEX tenant_grants_active ON memory_fabric.tenant_grants (role_name, tenant_id)
+COMMENT ON COLUMN memory_fabric.tenant_grants.role_oid IS 'The granted role''s OID, which the access check matches';
+CREATE UNIQUE INDEX tenant_grants_active ON memory_fabric.tenant_grants (role_oid, tenant_id)
     WHERE revoked_at IS NULL;
 
 -- Audit events. Append-only.
@@ -254,11 +333,65 @@ CREATE TABLE memory_fabric.events (
     subject_id text,
     actor      text,
     payload    jsonb       NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(payload) = 'object'),
-    created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    actor_role text
 );
 COMMENT ON TABLE memory_fabric.events IS 'Audit events; append-only';
+COMMENT ON COLUMN memory_fabric.events.actor_role IS 'The database role that acted (actor is the name it gave, else the role)';
 CREATE INDEX events_tenant_created ON memory_fabric.events (tenant_id, created_at);
 CREATE INDEX events_subject ON memory_fabric.events (subject_id) WHERE subject_id IS NOT NULL;
+
+-- What each recall returned, when memory_fabric.log_recalls is on. Append-only.
+CREATE TABLE memory_fabric.recall_log (
+    id                     text        PRIMARY KEY CHECK (id LIKE 'rl\_%'),
+    tenant_id              text        NOT NULL,
+    recalled_at            timestamptz NOT NULL DEFAULT clock_timestamp(),
+    role_name              text        NOT NULL,
+    intent_id              text,
+    user_id                text,
+    classification_allowed text[]      NOT NULL,
+    query_text             text,
+    as_of                  timestamptz,
+    max_recalls            integer     NOT NULL,
+    memory_ids             text[]      NOT NULL,
+    scores                 double precision[]
+);
+COMMENT ON TABLE memory_fabric.recall_log IS 'What each recall returned (memory_fabric.log_recalls); append-only';
+CREATE INDEX recall_log_tenant ON memory_fabric.recall_log (tenant_id, recalled_at);
+
+-- The locks the pipeline serialises on (src/xact.rs, lock()): one row per key's hash,
+-- row-locked until the transaction ends. No role but the owner of the extension's functions
+-- can read, write or lock it, so a role without rights on a tenant can neither take a
+-- tenant's lock first nor learn its key.
+CREATE TABLE memory_fabric.locks (key bigint PRIMARY KEY);
+COMMENT ON TABLE memory_fabric.locks IS 'Keys the pipeline serialises on, as row locks; no role reads or locks them';
+REVOKE ALL ON memory_fabric.locks FROM PUBLIC;
+
+-- Policy versions are numbered from a sequence across all tenants, so that one tenant's
+-- set_policy() never waits for another's (it locks its own tenant only). Version 1 is the
+-- built-in default.
+CREATE SEQUENCE memory_fabric.policy_versions AS integer START 2;
+
+-- The human review queue: candidates whose effective review waits for a human decision.
+CREATE VIEW memory_fabric.review_queue WITH (security_invoker = true) AS
+SELECT r.tenant_id, r.candidate_id, r.id AS review_id, c.user_id, c.intent_id, r.proposed_tier,
+       c.text AS proposed_text, c.evidence_refs, c.classification, c.source, c.actor,
+       r.priority_score, r.reason, r.status, r.contradicts_id, r.contradiction_resolution,
+       r.reviewed_at AS enqueued_at
+FROM memory_fabric.reviews r
+JOIN memory_fabric.candidates c ON c.id = r.candidate_id
+WHERE r.reviewer = 'human'
+  AND NOT EXISTS (SELECT 1 FROM memory_fabric.reviews n
+                  WHERE n.candidate_id = r.candidate_id AND (n.reviewed_at, n.id) > (r.reviewed_at, r.id))
+  AND NOT EXISTS (SELECT 1 FROM memory_fabric.decisions d
+                  WHERE d.candidate_id = r.candidate_id AND d.decided_at >= r.reviewed_at)
+  AND NOT EXISTS (SELECT 1 FROM memory_fabric.promoted_memory p WHERE p.candidate_id = r.candidate_id);
+COMMENT ON VIEW memory_fabric.review_queue IS 'Candidates waiting for a human approve / reject / edit';
+
+-- ---------------------------------------------------------------------------------------------
+-- Append-only guards. Row-level BEFORE UPDATE/DELETE and statement-level BEFORE TRUNCATE,
+-- ENABLE ALWAYS so they fire under session_replication_role = replica as well. They hold for
+-- every role, the owner and superusers included.
 
 -- ---------------------------------------------------------------------------------------------
 -- Append-only guards. Row-level BEFORE UPDATE/DELETE and statement-level BEFORE TRUNCATE,
@@ -266,7 +399,7 @@ CREATE INDEX events_subject ON memory_fabric.events (subject_id) WHERE subject_i
 -- every role, the owner and superusers included.
 
 CREATE FUNCTION memory_fabric._guard_append_only() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     RAISE EXCEPTION 'cannot % table "%.%"',
             CASE TG_OP WHEN 'DELETE' THEN 'delete from' ELSE lower(TG_OP) END,
@@ -288,12 +421,12 @@ $$;
 -- * Erasure: when a write-once erased_at is set, the content columns may change, but only to
 --   the tombstone (text '[erased]', value, embedding and metadata emptied); ids, timestamps,
 --   hashes and everything else stay.
--- * Re-embedding (promoted_memory, 0.6.0): a memory that is not erased may get a new vector of
+-- * Re-embedding (promoted_memory): a memory that is not erased may get a new vector of
 --   another embedding model: embedding_model changes to a different, non-empty name and
 --   embedding to a non-null vector, together; the text and everything else stay. The vector is
 --   derived from the text, and the candidate keeps the one it was captured with.
 CREATE FUNCTION memory_fabric._guard_write_once() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     o jsonb := to_jsonb(OLD);
     n jsonb := to_jsonb(NEW);
@@ -340,55 +473,68 @@ BEGIN
 END
 $$;
 
--- 0.7.0: who did it is the database role that called (the role before SECURITY DEFINER),
--- recorded beside any display name the caller gave; NULL on rows written before 0.7.0.
-ALTER TABLE memory_fabric.candidates ADD COLUMN captured_by text;
-ALTER TABLE memory_fabric.reviews ADD COLUMN reviewed_by text;
-ALTER TABLE memory_fabric.decisions ADD COLUMN decided_by_role text;
-ALTER TABLE memory_fabric.promoted_memory ADD COLUMN promoted_by_role text;
-ALTER TABLE memory_fabric.events ADD COLUMN actor_role text;
-COMMENT ON COLUMN memory_fabric.candidates.captured_by IS 'The database role that captured it';
-COMMENT ON COLUMN memory_fabric.reviews.reviewed_by IS 'The database role that ran the review';
-COMMENT ON COLUMN memory_fabric.decisions.decided_by_role IS 'The database role that decided (decided_by is the name it gave)';
-COMMENT ON COLUMN memory_fabric.promoted_memory.promoted_by_role IS 'The database role that promoted it (promoted_by is the approver''s name, or auto)';
-COMMENT ON COLUMN memory_fabric.events.actor_role IS 'The database role that acted (actor is the name it gave, else the role)';
--- A grant is bound to the role's OID: a role dropped and created again under the same name is
--- another role and does not inherit the grant. role_name keeps the name it was granted under.
-ALTER TABLE memory_fabric.tenant_grants ADD COLUMN role_oid oid;
-COMMENT ON COLUMN memory_fabric.tenant_grants.role_oid IS 'The granted role''s OID, which the access check matches';
-DROP INDEX memory_fabric.tenant_grants_active;
-CREATE UNIQUE INDEX tenant_grants_active ON memory_fabric.tenant_grants (role_oid, tenant_id)
-    WHERE revoked_at IS NULL;
+REVOKE ALL ON FUNCTION memory_fabric._guard_append_only(), memory_fabric._guard_write_once() FROM PUBLIC;
 
+-- Each table's guards. The write-once columns are the trigger's arguments; a table without
+-- any is append-only.
+DO $$
+DECLARE
+    t    text;
+    once text[];
+BEGIN
+    FOR t, once IN VALUES
+        ('policies', '{}'::text[]), ('candidates', '{erased_at}'), ('embedding_models', '{}'), ('reviews', '{}'),
+        ('decisions', '{}'), ('consents', '{revoked_at,revoked_by,revocation_reason}'),
+        ('promoted_memory', '{retracted_at,retracted_by,retraction_reason,erased_at}'), ('events', '{}'),
+        ('tenant_grants', '{revoked_at,revoked_by}'), ('recall_log', '{}') LOOP
+        IF once = '{}' THEN
+            EXECUTE pg_catalog.format('CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.%I FOR EACH ROW '
+                                      'EXECUTE FUNCTION memory_fabric._guard_append_only()', t);
+        ELSE
+            EXECUTE pg_catalog.format('CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.%I FOR EACH ROW '
+                                      'EXECUTE FUNCTION memory_fabric._guard_write_once(%s)', t,
+                                      (SELECT pg_catalog.string_agg(pg_catalog.quote_literal(c), ', ')
+                                       FROM pg_catalog.unnest(once) c));
+        END IF;
+        EXECUTE pg_catalog.format('CREATE TRIGGER guard_delete BEFORE DELETE ON memory_fabric.%I FOR EACH ROW '
+                                  'EXECUTE FUNCTION memory_fabric._guard_append_only()', t);
+        EXECUTE pg_catalog.format('CREATE TRIGGER guard_truncate BEFORE TRUNCATE ON memory_fabric.%I '
+                                  'FOR EACH STATEMENT EXECUTE FUNCTION memory_fabric._guard_append_only()', t);
+        EXECUTE pg_catalog.format('ALTER TABLE memory_fabric.%I ENABLE ALWAYS TRIGGER guard_update, '
+                                  'ENABLE ALWAYS TRIGGER guard_delete, ENABLE ALWAYS TRIGGER guard_truncate', t);
+    END LOOP;
+END
+$$;
+
+-- ---------------------------------------------------------------------------------------------
+-- Who reads what. Ordinary roles hold no INSERT/UPDATE/DELETE/TRUNCATE on any table: every
+-- write goes through the public functions, which run with the extension owner's rights.
+GRANT SELECT ON memory_fabric.review_queue, memory_fabric.candidates, memory_fabric.reviews,
+    memory_fabric.decisions, memory_fabric.promoted_memory
+    TO memory_fabric_reviewer, memory_fabric_admin;
+GRANT SELECT ON memory_fabric.policies, memory_fabric.embedding_models, memory_fabric.consents,
+    memory_fabric.events, memory_fabric.tenant_grants, memory_fabric.recall_log
+    TO memory_fabric_admin;
+-- The role that installed the extension administers its data (dump and restore, as a
+-- non-superuser owner too): every privilege on the tables, the policy version sequence, and a
+-- policy that lets it see and restore every row (src/security.rs). The append-only guards hold
+-- for it as for everyone. It gets nothing on locks.
+GRANT ALL ON memory_fabric.policies, memory_fabric.candidates, memory_fabric.embedding_models,
+    memory_fabric.reviews, memory_fabric.decisions, memory_fabric.consents, memory_fabric.promoted_memory,
+    memory_fabric.events, memory_fabric.tenant_grants, memory_fabric.recall_log, memory_fabric.review_queue
+    TO @extowner@;
+REVOKE ALL ON SEQUENCE memory_fabric.policy_versions FROM PUBLIC;
+GRANT SELECT, UPDATE ON SEQUENCE memory_fabric.policy_versions TO @extowner@;
+
+-- Row-level security, enabled and forced on every table; the policies, which call
+-- memory_fabric._visible_tenant(), are in src/security.rs. locks has none: nobody reads it.
 DO $$
 DECLARE
     t text;
 BEGIN
-    FOREACH t IN ARRAY ARRAY['policies', 'candidates', 'embedding_models', 'reviews', 'decisions',
-                             'consents', 'promoted_memory', 'events', 'tenant_grants'] LOOP
-        IF t = 'promoted_memory' THEN
-            EXECUTE format('CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.%I FOR EACH ROW '
-                           'EXECUTE FUNCTION memory_fabric._guard_write_once(%L, %L, %L)',
-                           t, 'retracted_at', 'retracted_by', 'retraction_reason');
-        ELSIF t = 'tenant_grants' THEN
-            EXECUTE format('CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.%I FOR EACH ROW '
-                           'EXECUTE FUNCTION memory_fabric._guard_write_once(%L, %L)',
-                           t, 'revoked_at', 'revoked_by');
-        ELSIF t = 'consents' THEN
-            EXECUTE format('CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.%I FOR EACH ROW '
-                           'EXECUTE FUNCTION memory_fabric._guard_write_once(%L, %L, %L)',
-                           t, 'revoked_at', 'revoked_by', 'revocation_reason');
-        ELSE
-            EXECUTE format('CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.%I FOR EACH ROW '
-                           'EXECUTE FUNCTION memory_fabric._guard_append_only()', t);
-        END IF;
-        EXECUTE format('CREATE TRIGGER guard_delete BEFORE DELETE ON memory_fabric.%I FOR EACH ROW '
-                       'EXECUTE FUNCTION memory_fabric._guard_append_only()', t);
-        EXECUTE format('CREATE TRIGGER guard_truncate BEFORE TRUNCATE ON memory_fabric.%I '
-                       'FOR EACH STATEMENT EXECUTE FUNCTION memory_fabric._guard_append_only()', t);
-        EXECUTE format('ALTER TABLE memory_fabric.%I ENABLE ALWAYS TRIGGER guard_update', t);
-        EXECUTE format('ALTER TABLE memory_fabric.%I ENABLE ALWAYS TRIGGER guard_delete', t);
-        EXECUTE format('ALTER TABLE memory_fabric.%I ENABLE ALWAYS TRIGGER guard_truncate', t);
+    FOREACH t IN ARRAY ARRAY['policies', 'candidates', 'embedding_models', 'reviews', 'decisions', 'consents',
+                             'promoted_memory', 'events', 'tenant_grants', 'recall_log', 'locks'] LOOP
+        EXECUTE pg_catalog.format('ALTER TABLE memory_fabric.%I ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY', t);
     END LOOP;
 END
 $$;
@@ -405,107 +551,8 @@ SELECT pg_catalog.pg_extension_config_dump('memory_fabric.consents', '');
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric.promoted_memory', '');
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric.events', '');
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric.tenant_grants', '');
-
--- 0.3.0: erasure tombstones, remembered rejections, the recall log.
-ALTER TABLE memory_fabric.candidates ADD COLUMN erased_at timestamptz;
-ALTER TABLE memory_fabric.promoted_memory ADD COLUMN erased_at timestamptz;
--- A candidate's content may now be erased (forget_subject, purge_expired), nothing else.
-DROP TRIGGER guard_update ON memory_fabric.candidates;
-CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.candidates FOR EACH ROW
-    EXECUTE FUNCTION memory_fabric._guard_write_once('erased_at');
-ALTER TABLE memory_fabric.candidates ENABLE ALWAYS TRIGGER guard_update;
-DROP TRIGGER guard_update ON memory_fabric.promoted_memory;
-CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.promoted_memory FOR EACH ROW
-    EXECUTE FUNCTION memory_fabric._guard_write_once('retracted_at', 'retracted_by', 'retraction_reason', 'erased_at');
-ALTER TABLE memory_fabric.promoted_memory ENABLE ALWAYS TRIGGER guard_update;
-
--- Review step 3: the operator-rejected candidate a new one repeats.
-ALTER TABLE memory_fabric.reviews ADD COLUMN rejection_of_id text CHECK (rejection_of_id LIKE 'mc\_%');
-CREATE INDEX decisions_rejected ON memory_fabric.decisions (tenant_id, candidate_id) WHERE action = 'reject';
-CREATE INDEX promoted_expired ON memory_fabric.promoted_memory (tenant_id, expires_at)
-    WHERE expires_at IS NOT NULL AND erased_at IS NULL;
-CREATE INDEX candidates_subject ON memory_fabric.candidates (tenant_id, user_id) WHERE user_id IS NOT NULL;
-
--- What each recall returned, when memory_fabric.log_recalls is on. Append-only.
-CREATE TABLE memory_fabric.recall_log (
-    id                     text        PRIMARY KEY CHECK (id LIKE 'rl\_%'),
-    tenant_id              text        NOT NULL,
-    recalled_at            timestamptz NOT NULL DEFAULT clock_timestamp(),
-    role_name              text        NOT NULL,
-    intent_id              text,
-    user_id                text,
-    classification_allowed text[]      NOT NULL,
-    query_text             text,
-    as_of                  timestamptz,
-    max_recalls            integer     NOT NULL,
-    memory_ids             text[]      NOT NULL,
-    scores                 double precision[]
-);
-COMMENT ON TABLE memory_fabric.recall_log IS 'What each recall returned (memory_fabric.log_recalls); append-only';
-CREATE INDEX recall_log_tenant ON memory_fabric.recall_log (tenant_id, recalled_at);
-CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.recall_log FOR EACH ROW
-    EXECUTE FUNCTION memory_fabric._guard_append_only();
-CREATE TRIGGER guard_delete BEFORE DELETE ON memory_fabric.recall_log FOR EACH ROW
-    EXECUTE FUNCTION memory_fabric._guard_append_only();
-CREATE TRIGGER guard_truncate BEFORE TRUNCATE ON memory_fabric.recall_log FOR EACH STATEMENT
-    EXECUTE FUNCTION memory_fabric._guard_append_only();
-ALTER TABLE memory_fabric.recall_log ENABLE ALWAYS TRIGGER guard_update;
-ALTER TABLE memory_fabric.recall_log ENABLE ALWAYS TRIGGER guard_delete;
-ALTER TABLE memory_fabric.recall_log ENABLE ALWAYS TRIGGER guard_truncate;
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric.recall_log', '');
-
--- 0.4.0: recall without a query reads the user-less memories in (priority, promoted_at) order
--- too; promoted_recall serves the user's own (tenant_id and user_id fixed).
-CREATE INDEX promoted_recall_userless ON memory_fabric.promoted_memory (tenant_id, priority DESC, promoted_at DESC)
-    WHERE user_id IS NULL;
--- Review's exact search and recall with a query visit only the scope's rows of the intent or
--- cross-intent, not every row of the user: intent_scope joins the key. Not partial, since recall
--- as of a past instant reads retracted rows too; retracted_at is included so that review can
--- size its scope from the index alone.
-DROP INDEX memory_fabric.promoted_scope;
-CREATE INDEX promoted_scope ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
-    INCLUDE (retracted_at);
-
--- 0.5.0: recall with a query and review's exact search read their scope from an index, not the
--- heap. promoted_scope_vectors holds, in scope order, every column they need, the embedding
--- included, so each scope is read as a few contiguous index pages (index-only) instead of one
--- heap page per row: the rows of a scope arrive interleaved with every other tenant's. A btree
--- entry cannot exceed 2704 bytes, so the index holds only rows whose values fit (_scope_fits:
--- embeddings up to about 580 dimensions with short identifiers); promoted_scope_wide keys the
--- rest, and both readers visit both.
-DO $install$
-DECLARE
-    vs text := memory_fabric._pgvector_schema();
-BEGIN
-    EXECUTE format($fn$
-CREATE FUNCTION memory_fabric._scope_fits(tenant_id text, user_id text, intent_scope text, embedding_model text,
-                                          id text, classification text, consent_id text, embedding %1$s.vector)
-RETURNS boolean
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $body$
-    SELECT coalesce($8 IS NOT NULL
-        AND pg_catalog.octet_length($1) + coalesce(pg_catalog.octet_length($2), 0)
-            + coalesce(pg_catalog.octet_length($3), 0) + pg_catalog.octet_length($4) + pg_catalog.octet_length($5)
-            + pg_catalog.octet_length($6) + coalesce(pg_catalog.octet_length($7), 0)
-            + 4 * %1$s.vector_dims($8) <= 2400, false)
-$body$
-$fn$, vs);
-END
-$install$;
-COMMENT ON FUNCTION memory_fabric._scope_fits IS
-    'Whether a promoted memory''s scope columns and embedding fit an entry of promoted_scope_vectors';
-REVOKE ALL ON FUNCTION memory_fabric._scope_fits FROM PUBLIC;
-CREATE INDEX promoted_scope_vectors ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
-    INCLUDE (retracted_at, expires_at, promoted_at, classification, consent_id, priority, id, embedding)
-    WHERE memory_fabric._scope_fits(tenant_id, user_id, intent_scope, embedding_model, id, classification, consent_id, embedding);
-CREATE INDEX promoted_scope_wide ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
-    WHERE NOT memory_fabric._scope_fits(tenant_id, user_id, intent_scope, embedding_model, id, classification, consent_id, embedding);
-
--- 0.6.0: re-embedding (memory_fabric.reembed_memories) finds the models of a tenant's memories
--- that have a vector, and a batch of one model's memories in id order, from this index alone.
-CREATE INDEX promoted_model ON memory_fabric.promoted_memory (tenant_id, embedding_model, id)
-    WHERE erased_at IS NULL AND embedding IS NOT NULL;
+SELECT pg_catalog.pg_extension_config_dump('memory_fabric.policy_versions', '');
 
 -- The part pgrx generates next creates our functions in the first schema of search_path, and
 -- resolves their argument and result types there first. memory_fabric may have existed before

@@ -1,13 +1,14 @@
 //! memory_fabric: governed memory for AI agents, inside PostgreSQL.
 //!
-//! The Rust half of the SQL surface lives in `api/` (one module per pipeline stage: the
-//! `_`-prefixed functions that sql/finalize.sql's public functions call) over the Postgres-free
-//! core in the `memory_fabric_core` crate, which makes every decision. Schema DDL is in `sql/`.
+//! The SQL surface lives in `api/`, one module per public operation (its SQL declaration, its
+//! privileges and the Rust function it calls), over the pipeline's stages in `pipeline/` and the
+//! Postgres-free core in the `memory_fabric_core` crate, which makes every decision. The tables,
+//! indexes and guards are in sql/schema.sql.
 
 use pgrx::prelude::*;
 
 // Layers, each using only those above it in this list: plumbing, stores, access, embedders,
-// then the SQL surface.
+// the pipeline, then the SQL surface.
 mod error;
 mod gucs;
 mod ids;
@@ -24,6 +25,8 @@ mod rows;
 mod security;
 
 mod embedder;
+
+mod pipeline;
 
 mod api;
 

@@ -124,7 +124,7 @@ fn bulk_promote(tenant: &str, texts: &[String]) {
 fn nearest(candidate_id: &str) -> Option<(String, f64)> {
     Spi::connect(|client| {
         let c = crate::rows::candidate(client, candidate_id);
-        crate::api::review::neighbors(client, &c)
+        crate::pipeline::review::neighbors(client, &c)
             .into_iter()
             .filter_map(|n| n.similarity.map(|s| (n.id, s)))
             .max_by(|a, b| a.1.total_cmp(&b.1).then_with(|| b.0.cmp(&a.0)))

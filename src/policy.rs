@@ -73,6 +73,13 @@ pub fn for_tenant(client: &SpiClient<'_>, tenant_id: &str) -> Rc<LoadedPolicy> {
 
 /// The built-in default policy body, inserted as the '*' policy at CREATE EXTENSION.
 #[pg_extern(immutable, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
 fn _default_policy() -> pgrx::JsonB {
     pgrx::JsonB(Policy::default_json())
 }
+
+extension_sql!(
+    "REVOKE ALL ON FUNCTION memory_fabric._default_policy() FROM PUBLIC;\n",
+    name = "default_policy",
+    requires = [_default_policy],
+);

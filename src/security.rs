@@ -9,9 +9,7 @@
 //! answer is the same inside the SECURITY DEFINER functions that do the work. Every public function
 //! checks it on entry; row-level security applies the same rule to direct reads of the tables.
 
-use crate::ids::new_id;
 use crate::error::raise;
-use crate::events;
 use crate::gucs;
 use crate::args::require_text;
 use crate::role::caller;
@@ -20,7 +18,6 @@ use crate::spi::{col, plan, OID, TEXT};
 use memory_fabric_core::{Error, Kind};
 use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
-use serde_json::json;
 
 fn caller_is_superuser() -> bool {
     unsafe { pg_sys::superuser_arg(caller()) }
@@ -181,6 +178,7 @@ pub fn require_row_tenant(client: &SpiClient<'_>, tenant: &str, not_found: impl 
 
 /// Internal: the tenant check, for the SQL functions (explain_recall, memory_history).
 #[pg_extern(volatile, parallel_unsafe)]
+#[search_path(pg_catalog, pg_temp)]
 fn _require_tenant(tenant_id: Option<&str>) {
     let t = crate::args::require_tenant_id(tenant_id);
     Spi::connect(|client| require_tenant(client, &t));
@@ -189,6 +187,7 @@ fn _require_tenant(tenant_id: Option<&str>) {
 /// Internal: the check of a row found by its id, for memory_history (SECURITY DEFINER, so row-level
 /// security does not hide the row): P0002 with `not_found` unless the caller may read the tenant.
 #[pg_extern(volatile, parallel_unsafe)]
+#[search_path(pg_catalog, pg_temp)]
 fn _require_row_tenant(tenant_id: &str, not_found: &str) {
     Spi::connect(|client| require_row_tenant(client, tenant_id, || Error::new(Kind::NotFound, not_found)));
 }
@@ -216,6 +215,7 @@ fn statement() -> (u32, i64) {
 /// caller holds that same tenant (or administers the extension): setting the pin again later in
 /// the statement (set_config in a subquery) changes nothing until the next statement.
 #[pg_extern(stable, parallel_safe, security_definer)]
+#[search_path(pg_catalog, pg_temp)]
 fn _visible_tenant() -> Option<String> {
     let key = {
         let (lxid, at) = statement();
@@ -243,15 +243,15 @@ fn _pin_allowed() -> bool {
     _visible_tenant().is_some()
 }
 
-const ACTIVE: &str = "SELECT id FROM memory_fabric.tenant_grants WHERE role_oid = (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = $1) AND tenant_id = $2 \
+pub const ACTIVE: &str = "SELECT id FROM memory_fabric.tenant_grants WHERE role_oid = (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = $1) AND tenant_id = $2 \
      AND revoked_at IS NULL";
-const INSERT: &str = "INSERT INTO memory_fabric.tenant_grants (id, role_name, tenant_id, granted_by, role_oid) \
+pub const INSERT: &str = "INSERT INTO memory_fabric.tenant_grants (id, role_name, tenant_id, granted_by, role_oid) \
      SELECT $1, $2, $3, $4, r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = $2";
-const REVOKE: &str = "UPDATE memory_fabric.tenant_grants SET revoked_at = pg_catalog.clock_timestamp(), revoked_by = $2 \
+pub const REVOKE: &str = "UPDATE memory_fabric.tenant_grants SET revoked_at = pg_catalog.clock_timestamp(), revoked_by = $2 \
      WHERE id = $1";
 
 /// The role's canonical name, or 22023.
-fn role_name(client: &SpiClient<'_>, role: &str) -> String {
+pub fn role_name(client: &SpiClient<'_>, role: &str) -> String {
     client
         .select("SELECT rolname::text FROM pg_catalog.pg_roles WHERE rolname = $1", Some(1), &[role.into()])
         .and_then(|t| if t.is_empty() { Ok(None) } else { t.first().get_one::<String>() })
@@ -259,14 +259,14 @@ fn role_name(client: &SpiClient<'_>, role: &str) -> String {
         .unwrap_or_else(|| raise(Error::invalid(format!("role \"{role}\" does not exist"))))
 }
 
-fn require_grantor(client: &SpiClient<'_>, tenant: &str) {
+pub fn require_grantor(client: &SpiClient<'_>, tenant: &str) {
     if tenant == "*" && !caller_is_administrator(client) {
         raise(denied("only a superuser or the extension's owner can grant or revoke access to every tenant ('*')".into()));
     }
     require_tenant(client, tenant);
 }
 
-fn active_grant(client: &SpiClient<'_>, role: &str, tenant: &str) -> Option<String> {
+pub fn active_grant(client: &SpiClient<'_>, role: &str, tenant: &str) -> Option<String> {
     client
         .select(&*plan(client, ACTIVE, &[TEXT, TEXT], false), Some(1), &[role.into(), tenant.into()])
         .unwrap_or_else(|e| error!("memory_fabric: cannot read tenant grants: {e}"))
@@ -277,7 +277,7 @@ fn active_grant(client: &SpiClient<'_>, role: &str, tenant: &str) -> Option<Stri
 
 /// Runs `f(client, role, tenant)` for grant_tenant / revoke_tenant, after checking the arguments,
 /// serialising on the (role, tenant) pair and checking the caller may grant that tenant.
-fn with_grant_target(role: Option<&str>, tenant_id: Option<&str>, f: impl FnOnce(&mut SpiClient<'_>, String, String) -> String) -> String {
+pub fn with_grant_target(role: Option<&str>, tenant_id: Option<&str>, f: impl FnOnce(&mut SpiClient<'_>, String, String) -> String) -> String {
     let role = require_text("role", role);
     let tenant = crate::args::require_tenant_id(tenant_id);
     Spi::connect_mut(|client| {
@@ -285,41 +285,6 @@ fn with_grant_target(role: Option<&str>, tenant_id: Option<&str>, f: impl FnOnce
         let role = role_name(client, &role);
         require_grantor(client, &tenant);
         f(client, role, tenant)
-    })
-}
-
-/// Internal: the body of memory_fabric.grant_tenant(). Idempotent; returns the grant's id.
-#[pg_extern(volatile, parallel_unsafe)]
-fn _grant_tenant(role: Option<&str>, tenant_id: Option<&str>) -> String {
-    with_grant_target(role, tenant_id, |client, role, tenant| {
-        if let Some(id) = active_grant(client, &role, &tenant) {
-            return id;
-        }
-        let id = new_id("tg");
-        let by = caller_name(client);
-        let p = plan(client, INSERT, &[TEXT, TEXT, TEXT, TEXT], true);
-        client
-            .update(&*p, None, &[id.as_str().into(), role.as_str().into(), tenant.as_str().into(), by.as_str().into()])
-            .unwrap_or_else(|e| error!("memory_fabric: cannot grant: {e}"));
-        events::emit(client, &tenant, "memory.tenant_granted", &id, Some(&by), json!({"role": role}));
-        id
-    })
-}
-
-/// Internal: the body of memory_fabric.revoke_tenant(). Returns the revoked grant's id.
-#[pg_extern(volatile, parallel_unsafe)]
-fn _revoke_tenant(role: Option<&str>, tenant_id: Option<&str>) -> String {
-    with_grant_target(role, tenant_id, |client, role, tenant| {
-        let Some(id) = active_grant(client, &role, &tenant) else {
-            raise(Error::new(Kind::NotFound, format!("role \"{role}\" has no grant for tenant \"{tenant}\"")));
-        };
-        let by = caller_name(client);
-        let p = plan(client, REVOKE, &[TEXT, TEXT], true);
-        client
-            .update(&*p, None, &[id.as_str().into(), by.as_str().into()])
-            .unwrap_or_else(|e| error!("memory_fabric: cannot revoke: {e}"));
-        events::emit(client, &tenant, "memory.tenant_revoked", &id, Some(&by), json!({"role": role}));
-        id
     })
 }
 
@@ -339,3 +304,36 @@ pub fn candidate_for_caller(client: &SpiClient<'_>, id: &str) -> rows::Candidate
     require_row_tenant(client, &c.tenant_id, || rows::candidate_not_found(id));
     c
 }
+
+// Row-level security: every table has it enabled and forced (sql/schema.sql). For everyone
+// but the extension's owner only SELECT has a policy: rows of the pinned tenant, to a role
+// granted that tenant. No pin, an empty pin or no grant: nothing. The tenant is
+// _visible_tenant(): the pin as the statement first found it, checked against the grant for that
+// same value, so a pin changed inside the statement (set_config in a subquery) shows nothing
+// more. With no INSERT/UPDATE/DELETE policy, even a role mistakenly granted those privileges
+// cannot write. The owner sees and restores every row (dump and restore); the append-only
+// guards hold for it as for everyone.
+extension_sql!(
+    r#"
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['candidates', 'embedding_models', 'reviews', 'decisions', 'consents',
+                             'promoted_memory', 'events', 'tenant_grants', 'policies', 'recall_log'] LOOP
+        EXECUTE pg_catalog.format('CREATE POLICY tenant_read ON memory_fabric.%I FOR SELECT USING (%s)', t,
+            CASE WHEN t = 'policies' THEN 'tenant_id = ''*'' OR ' ELSE '' END ||
+            'tenant_id = (SELECT memory_fabric._visible_tenant())');
+        EXECUTE pg_catalog.format('CREATE POLICY owner_all ON memory_fabric.%I FOR ALL TO @extowner@ '
+                                  'USING (true) WITH CHECK (true)', t);
+    END LOOP;
+END
+$$;
+-- The policies call it as whichever role queries a table, so every role may: it only answers
+-- whether the caller itself may read the pinned tenant.
+GRANT EXECUTE ON FUNCTION memory_fabric._visible_tenant() TO PUBLIC;
+REVOKE ALL ON FUNCTION memory_fabric._require_tenant(text), memory_fabric._require_row_tenant(text, text) FROM PUBLIC;
+"#,
+    name = "row_level_security",
+    requires = [_visible_tenant, _require_tenant, _require_row_tenant],
+);

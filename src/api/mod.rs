@@ -1,8 +1,25 @@
-//! The SQL surface, one module per pipeline stage.
+//! The SQL surface: one module per public operation, named as users call it. Each holds the
+//! operation's SQL declaration (its SECURITY DEFINER wrapper or view, the comment users read
+//! with \df+, and its privileges) next to the internal `_`-prefixed Rust function it calls.
+//! PUBLIC executes nothing; the three roles (sql/schema.sql) get what their job needs.
 
-pub mod capture;
-pub mod governance;
-pub mod maintenance;
-pub mod promote;
-pub mod recall;
-pub mod review;
+mod approve;
+mod capture_memory;
+mod edit;
+mod explain_recall;
+mod forget_subject;
+mod grant_tenant;
+mod memory_history;
+mod metrics;
+mod promote;
+mod purge_expired;
+mod purge_expired_memories;
+mod recall;
+mod record_consent;
+mod reembed_memories;
+mod reject;
+mod retract;
+mod review_candidate;
+mod revoke_consent;
+mod revoke_tenant;
+mod set_policy;

@@ -396,10 +396,3 @@ pub fn review(client: &mut SpiClient<'_>, candidate_id: &str, force_human: Optio
     }
     id
 }
-
-/// Internal: the body of memory_fabric.review_candidate(). Returns the review id.
-#[pg_extern(volatile, parallel_unsafe)]
-fn _review(candidate_id: Option<&str>) -> String {
-    let id = crate::args::require_text("candidate_id", candidate_id);
-    Spi::connect_mut(|client| review(client, &id, None))
-}
