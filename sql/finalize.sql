@@ -8,8 +8,10 @@ INSERT INTO memory_fabric.policies (tenant_id, version, body, created_by, note)
 VALUES ('*', 1, memory_fabric._default_policy(), 'memory_fabric', 'built-in default');
 
 -- Every function pins its search_path where it is declared, so that nothing a caller plants in
--- a schema can stand in for a built-in; this refuses to install one that does not. Procedures
--- that commit cannot carry a SET clause and name everything with its schema instead.
+-- a schema can stand in for a built-in; this refuses to install one that does not. Exempt:
+-- procedures that commit, which cannot carry a SET clause and name everything with its schema,
+-- and SQL functions whose body was parsed at creation (BEGIN ATOMIC, RETURN), whose names
+-- are bound already and which must carry no SET clause to be inlined.
 DO $$
 DECLARE
     bad text;
@@ -17,6 +19,7 @@ BEGIN
     SELECT pg_catalog.string_agg(p.oid::pg_catalog.regprocedure::text, ', ') INTO bad
     FROM pg_catalog.pg_proc p
     WHERE p.pronamespace = 'memory_fabric'::pg_catalog.regnamespace AND p.prokind <> 'p'
+      AND p.prosqlbody IS NULL
       AND NOT EXISTS (SELECT 1 FROM pg_catalog.unnest(p.proconfig) c WHERE c = 'search_path=pg_catalog, pg_temp');
     IF bad IS NOT NULL THEN
         RAISE EXCEPTION 'functions without SET search_path = pg_catalog, pg_temp: %', bad;

@@ -1,5 +1,7 @@
--- memory_fabric schema: tables, constraints, indexes and the append-only guards.
--- Runs first in the extension script (bootstrap); everything lives in schema memory_fabric.
+-- memory_fabric schema, as it is today: roles, tables, constraints, indexes, views, the visibility
+-- rules, the append-only guards, table privileges and row-level security. Runs first in the
+-- extension script (bootstrap); everything lives in schema memory_fabric. The public functions
+-- follow, each declared in its src/api/ module; sql/finalize.sql ends the script.
 
 -- The script runs as a superuser, also when a database owner installs this trusted extension,
 -- and PostgreSQL runs it under search_path = memory_fabric, <pgvector's schema>: schemas a
@@ -10,7 +12,8 @@
 -- the part pgrx generates between this file and finalize.sql: CREATE FUNCTION statements that
 -- name their functions without a schema and so need search_path = memory_fabric, pg_catalog.
 -- They name types only, and the end of this file makes sure that memory_fabric holds nothing
--- but what this script created before they run.
+-- but what this script created before they run. (The SQL the src/api/ modules add there names
+-- everything with its schema all the same.)
 -- The few statements that name pgvector's type or operator class write its schema @pgvector@
 -- and run with it replaced by memory_fabric._pgvector_schema().
 SET LOCAL search_path = pg_catalog, pg_temp;
@@ -388,10 +391,58 @@ WHERE r.reviewer = 'human'
   AND NOT EXISTS (SELECT 1 FROM memory_fabric.promoted_memory p WHERE p.candidate_id = r.candidate_id);
 COMMENT ON VIEW memory_fabric.review_queue IS 'Candidates waiting for a human approve / reject / edit';
 
--- ---------------------------------------------------------------------------------------------
--- Append-only guards. Row-level BEFORE UPDATE/DELETE and statement-level BEFORE TRUNCATE,
--- ENABLE ALWAYS so they fire under session_replication_role = replica as well. They hold for
--- every role, the owner and superusers included.
+-- Cosine similarity of two vectors of one model. Its body is parsed here, with pgvector's
+-- operator bound once, so it depends on no search_path; queries that call it (recall) get it
+-- inlined, the operator itself, and need not name pgvector's schema.
+DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
+CREATE FUNCTION memory_fabric._cosine_similarity(a @pgvector@.vector, b @pgvector@.vector) RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN 1 - (a OPERATOR(@pgvector@.<=>) b)
+$ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
+COMMENT ON FUNCTION memory_fabric._cosine_similarity IS 'Cosine similarity of two vectors (1 - cosine distance)';
+REVOKE ALL ON FUNCTION memory_fabric._cosine_similarity FROM PUBLIC;
+
+-- The visibility rules, stated once: the promoted memories a recall for (tenant, user, intent,
+-- classifications) may see at instant `at`. A memory is visible when it was promoted by then
+-- and neither retracted nor expired yet, its classification is allowed, it is the user's or
+-- user-less, of the intent or cross-intent, and the consent it depends on, if any, was recorded
+-- by then and neither revoked nor past its validity. recall reads it (inlined, so each of its
+-- queries keeps its own index), and so does explain_recall. Parsed here, so it depends on no
+-- search_path; as the caller's, row-level security applies to a direct call. It returns the
+-- columns its readers use.
+-- What memory_fabric._visible_memories() returns: the columns its readers use, typed as in
+-- promoted_memory. A function's own result columns lose their typmod, and priority as a plain
+-- numeric no longer matches promoted_recall's order: recall would sort the scope.
+DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
+CREATE TYPE memory_fabric._visible_memory AS (
+    id text, tenant_id text, user_id text, intent_scope text, classification text, consent_id text,
+    priority numeric(3,2), promoted_at timestamptz, contradicts_id text, embedding_model text,
+    embedding @pgvector@.vector)
+$ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
+CREATE FUNCTION memory_fabric._visible_memories(for_tenant text, for_user text, for_intent text,
+                                                classifications text[], at timestamptz)
+RETURNS SETOF memory_fabric._visible_memory
+LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT m.id, m.tenant_id, m.user_id, m.intent_scope, m.classification, m.consent_id, m.priority, m.promoted_at,
+           m.contradicts_id, m.embedding_model, m.embedding
+    FROM memory_fabric.promoted_memory m
+    WHERE m.tenant_id = _visible_memories.for_tenant
+      AND (m.user_id IS NULL OR m.user_id = _visible_memories.for_user)
+      AND (m.intent_scope IS NULL OR m.intent_scope = _visible_memories.for_intent)
+      AND m.promoted_at <= _visible_memories.at
+      AND (m.retracted_at IS NULL OR m.retracted_at > _visible_memories.at)
+      AND (m.expires_at IS NULL OR m.expires_at > _visible_memories.at)
+      AND m.classification = ANY (_visible_memories.classifications)
+      AND (m.consent_id IS NULL OR EXISTS (
+            SELECT 1 FROM memory_fabric.consents k
+            WHERE k.id = m.consent_id AND k.captured_at <= _visible_memories.at
+              AND (k.revoked_at IS NULL OR k.revoked_at > _visible_memories.at)
+              AND (k.valid_until IS NULL OR k.valid_until > _visible_memories.at)));
+END;
+COMMENT ON FUNCTION memory_fabric._visible_memories IS
+    'The promoted memories a recall for a tenant, user, intent and classification set may see at an instant';
+REVOKE ALL ON FUNCTION memory_fabric._visible_memories FROM PUBLIC;
 
 -- ---------------------------------------------------------------------------------------------
 -- Append-only guards. Row-level BEFORE UPDATE/DELETE and statement-level BEFORE TRUNCATE,

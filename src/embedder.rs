@@ -27,6 +27,8 @@ use std::sync::{Arc, Mutex};
 
 pub const HASH: &str = embed::MODEL;
 pub const SEMANTIC: &str = minilm::MODEL;
+/// The dimensions of both built-in models' vectors.
+pub const BUILTIN_DIMENSIONS: usize = embed::DIMENSIONS;
 const AUTO: &str = "auto";
 
 /// The loaded semantic model, with the folder it came from: loaded once per backend, again only

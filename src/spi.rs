@@ -51,15 +51,15 @@ pub fn plan(client: &SpiClient<'_>, sql: &str, types: &[PgOid], mutating: bool) 
 pub const PLANS_MAX: usize = 256;
 
 /// The quoted schema pgvector is installed in, to qualify its type and operators: our SQL must
-/// not depend on the caller's search_path.
+/// not depend on the caller's search_path. The install script answers (_pgvector_schema), once
+/// per backend.
 pub fn vector_schema(client: &SpiClient<'_>) -> String {
     if let Some(s) = VECTOR_SCHEMA.with(|v| v.borrow().clone()) {
         return s;
     }
     let s: String = client
         .select(
-            "SELECT quote_ident(n.nspname) FROM pg_catalog.pg_extension e \
-             JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'",
+            "SELECT memory_fabric._pgvector_schema()",
             Some(1),
             &[],
         )

@@ -82,7 +82,7 @@ fn _capture(
 
 extension_sql!(
     r#"
-DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
+SET LOCAL client_min_messages = warning;  -- the %TYPE notice
 CREATE FUNCTION memory_fabric.capture_memory(
     tenant_id       text,
     text            text,
@@ -97,14 +97,14 @@ CREATE FUNCTION memory_fabric.capture_memory(
     write_class     text             DEFAULT NULL,
     confidence      double precision DEFAULT NULL,
     actor           text             DEFAULT NULL,
-    embedding       @pgvector@.vector DEFAULT NULL,
+    embedding       memory_fabric.candidates.embedding%TYPE DEFAULT NULL,
     embedding_model text             DEFAULT NULL,
     supersedes      text             DEFAULT NULL,
     metadata        jsonb            DEFAULT '{}'
 ) RETURNS memory_fabric.candidates
 LANGUAGE plpgsql VOLATILE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $body$
+AS $$
 #variable_conflict use_variable
 DECLARE
     v_id  text;
@@ -120,8 +120,7 @@ BEGIN
     SELECT * INTO STRICT v_row FROM memory_fabric.candidates AS c WHERE c.id = v_id;
     RETURN v_row;
 END
-$body$
-$ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
+$$;
 COMMENT ON FUNCTION memory_fabric.capture_memory IS
     'Capture anything into the append-only candidates log: validated, redacted, hashed, embedded';
 REVOKE ALL ON FUNCTION memory_fabric.capture_memory, memory_fabric._capture FROM PUBLIC;

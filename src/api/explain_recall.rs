@@ -60,7 +60,11 @@ BEGIN
             r := r || format('consent %s not recorded yet', k.id);
         END IF;
     END IF;
-    RETURN QUERY SELECT pg_catalog.cardinality(r) = 0, r, m.text, t;
+    -- visible is what recall applies (memory_fabric._visible_memories); the reasons above say why not
+    RETURN QUERY SELECT EXISTS (
+        SELECT 1 FROM memory_fabric._visible_memories(explain_recall.tenant_id, explain_recall.user_id,
+            explain_recall.intent_id, coalesce(explain_recall.classification_allowed, '{}'), t) v
+        WHERE v.id = m.id), r, m.text, t;
 END
 $$;
 COMMENT ON FUNCTION memory_fabric.explain_recall IS

@@ -57,7 +57,8 @@ SELECT t.tenant_id,
           AND p.classification = ANY (rule.classifications) AND p.write_class = ANY (rule.write_classes))
            AS pii_promoted_without_consent
 FROM (SELECT DISTINCT c.tenant_id FROM memory_fabric.candidates c) t;
-COMMENT ON VIEW memory_fabric.metrics IS 'The seeds'' evaluation metrics per tenant';
+COMMENT ON VIEW memory_fabric.metrics IS
+    'Per tenant: captures, verdicts, queue depth and age, contradiction backlog and resolution time, promotions, recall hit rate, memories promoted without consent';
 -- the view calls it as the querying role
 REVOKE ALL ON FUNCTION memory_fabric._consent_rule(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric._consent_rule(text) TO memory_fabric_admin;

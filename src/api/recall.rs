@@ -31,7 +31,7 @@ fn _recall_settings(tenant_id: &str) -> Vec<f64> {
 /// The query text embedded the way memories are: redacted with the tenant's rules, then by the
 /// hashing built-in embedder (cheap, so memories embedded with it still score), by the semantic
 /// one when it is the built-in model in force, and by the embedding function when one is
-/// configured (with its model name).
+/// configured; each vector with the name of its model.
 #[pg_extern(volatile, parallel_unsafe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _embed_query(
@@ -40,10 +40,12 @@ fn _embed_query(
 ) -> TableIterator<
     'static,
     (
+        name!(builtin_model, String),
         name!(builtin, Vec<f32>),
+        name!(semantic_model, Option<String>),
         name!(semantic, Option<Vec<f32>>),
-        name!(function_embedding, Option<Vec<f32>>),
         name!(function_model, Option<String>),
+        name!(function_embedding, Option<Vec<f32>>),
     ),
 > {
     if query_text.len() > 1 << 20 {
@@ -61,9 +63,25 @@ fn _embed_query(
             }
             None => (None, None),
         };
-        (hash, semantic, f, m)
+        let semantic_model = semantic.is_some().then(|| embedder::SEMANTIC.to_owned());
+        (embedder::HASH.to_owned(), hash, semantic_model, semantic, m, f)
     });
     TableIterator::once(row)
+}
+
+/// The dimensions a query vector of `model` must have for the tenant: the built-in models' own,
+/// else the one its first vector registered (NULL for a model the tenant never used).
+#[pg_extern(stable, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn _query_dimensions(tenant_id: &str, model: &str) -> Option<i32> {
+    if model == embedder::HASH || model == embedder::SEMANTIC {
+        return Some(embedder::BUILTIN_DIMENSIONS as i32);
+    }
+    Spi::get_one_with_args::<i32>(
+        "SELECT (SELECT dimensions FROM memory_fabric.embedding_models WHERE tenant_id = $1 AND model = $2)",
+        &[tenant_id.into(), model.into()],
+    )
+    .unwrap_or_else(|e| error!("memory_fabric: cannot read embedding models: {e}"))
 }
 
 const LOG: &str = "INSERT INTO memory_fabric.recall_log (id, tenant_id, role_name, intent_id, user_id, \
@@ -126,45 +144,14 @@ fn _log_recall(
 
 extension_sql!(
     r#"
--- recall: the only read path. Its body names pgvector's schema, fixed here at install time, so it
--- does not depend on the caller's search_path. It records what it returned when
--- memory_fabric.log_recalls is on.
---
--- The filters (%2$s below) are written once and used by every query of the body.
--- Without a query the order is priority DESC, promoted_at DESC, id: the user's memories and the
--- user-less ones are read in that order from promoted_recall and promoted_recall_userless, each
--- stopping after max_recalls rows (WITH TIES, so the id tie-break stays exact), and merged. A
--- recall without a query reads a few index entries whatever the size of the scope.
-DO $install$
-DECLARE
-    vs  text := memory_fabric._pgvector_schema();
-    flt text := $flt$
-          AND (m.intent_scope IS NULL OR m.intent_scope = recall.intent_id)
-          AND m.promoted_at <= t
-          AND (m.retracted_at IS NULL OR m.retracted_at > t)
-          AND (m.expires_at IS NULL OR m.expires_at > t)
-          AND m.classification = ANY (recall.classification_allowed)
-          AND (m.consent_id IS NULL OR EXISTS (
-                SELECT 1 FROM memory_fabric.consents k
-                WHERE k.id = m.consent_id AND k.captured_at <= t
-                  AND (k.revoked_at IS NULL OR k.revoked_at > t)
-                  AND (k.valid_until IS NULL OR k.valid_until > t)))$flt$;
-    -- recall with a query reads its scope in eight index ranges: the user's or the user-less
-    -- rows, cross-intent or of the intent, each from promoted_scope_vectors or (too wide for it)
-    -- through promoted_scope_wide; one template (%3$s below) writes them all
-    scope_parts text := (
-        SELECT string_agg(format($part$                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model, p.intent_scope, p.retracted_at,
-                             p.expires_at, p.classification, p.consent_id
-                      FROM memory_fabric.promoted_memory p WHERE p.tenant_id = recall.tenant_id
-                          AND %s AND %s
-                          AND %smemory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id,
-                                                      p.classification, p.consent_id, p.embedding)$part$, u.c, i.c, f.c),
-                          E'\n                      UNION ALL\n' ORDER BY u.o, i.o, f.o)
-        FROM (VALUES (1, 'p.user_id = recall.user_id'), (2, 'p.user_id IS NULL')) u(o, c),
-             (VALUES (1, 'p.intent_scope IS NULL'), (2, 'p.intent_scope = recall.intent_id')) i(o, c),
-             (VALUES (1, ''), (2, 'NOT ')) f(o, c));
-BEGIN
-    EXECUTE format($fn$
+-- recall: the only read path. What a recall may see is memory_fabric._visible_memories()
+-- (sql/schema.sql), which explain_recall() asks too; this function ranks it. It records what it
+-- returned when memory_fabric.log_recalls is on. Its vectors take pgvector's type from the
+-- promoted_memory column (%TYPE) and are compared with memory_fabric._cosine_similarity(), so
+-- the body names nothing of pgvector's.
+-- Its statements are planned once per session (generic plans): with custom plans, PostgreSQL
+-- kept re-planning the final query on every call (1.6 ms instead of 2.95 ms p50 on 1M memories).
+SET LOCAL client_min_messages = warning;  -- the %TYPE notices
 CREATE FUNCTION memory_fabric.recall(
     tenant_id              text,
     intent_id              text,
@@ -172,7 +159,7 @@ CREATE FUNCTION memory_fabric.recall(
     max_recalls            integer     DEFAULT 8,
     classification_allowed text[]      DEFAULT ARRAY['PUBLIC', 'INTERNAL'],
     query_text             text        DEFAULT NULL,
-    query_embedding        %1$s.vector DEFAULT NULL,
+    query_embedding        memory_fabric.promoted_memory.embedding%TYPE DEFAULT NULL,
     as_of                  timestamptz DEFAULT NULL,
     query_embedding_model  text        DEFAULT NULL)
 RETURNS TABLE (
@@ -184,33 +171,32 @@ RETURNS TABLE (
     write_class text, confidence double precision, promoted_at timestamptz, expires_at timestamptz,
     embedding_model text)
 LANGUAGE plpgsql VOLATILE
--- the security pass below sets the same; written here too, so that the upgrade's
--- CREATE OR REPLACE keeps them (its statements are planned once per session, see 0.4.0)
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan
-AS $body$
+AS $$
 #variable_conflict use_column
 DECLARE
     t         timestamptz := coalesce(recall.as_of, pg_catalog.clock_timestamp());
     s         double precision[];
-    q_builtin real[];
-    q_sem     real[];
-    q_fn      real[];
-    q_fn_mod  text;
     has_query boolean := recall.query_text IS NOT NULL OR recall.query_embedding IS NOT NULL;
-    reg_dims  integer;
+    dims      integer;
+    want_dims integer;
+    -- the query text's vectors, each with its model (NULL: not embedded with that one)
+    q_b_model text;
+    q_b       memory_fabric.promoted_memory.embedding%TYPE;
+    q_s_model text;
+    q_s       memory_fabric.promoted_memory.embedding%TYPE;
+    q_f_model text;
+    q_f       memory_fabric.promoted_memory.embedding%TYPE;
     top_ids   text[];
     top_rel   double precision[];
     top_sco   double precision[];
-    q_b       %1$s.vector;
-    q_s       %1$s.vector;
-    q_f       %1$s.vector;
 BEGIN
     IF recall.tenant_id IS NULL OR pg_catalog.btrim(recall.tenant_id) = '' THEN
         RAISE EXCEPTION 'tenant_id must not be null or empty' USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF recall.max_recalls IS NULL OR recall.max_recalls < 1 OR recall.max_recalls > 1000 THEN
         RAISE EXCEPTION 'max_recalls must be between 1 and 1000' USING ERRCODE = 'invalid_parameter_value',
-            DETAIL = format('%%s was given.', coalesce(recall.max_recalls::text, 'NULL'));
+            DETAIL = format('%s was given.', coalesce(recall.max_recalls::text, 'NULL'));
     END IF;
     IF recall.classification_allowed IS NULL THEN
         RAISE EXCEPTION 'classification_allowed must not be null' USING ERRCODE = 'invalid_parameter_value',
@@ -227,47 +213,51 @@ BEGIN
             RAISE EXCEPTION 'query_embedding requires query_embedding_model' USING ERRCODE = 'invalid_parameter_value',
                 DETAIL = 'Vectors are only compared with vectors of the same model.';
         END IF;
-        SELECT dimensions INTO reg_dims FROM memory_fabric.embedding_models m
-        WHERE m.tenant_id = recall.tenant_id AND m.model = recall.query_embedding_model;
-        IF recall.query_embedding_model IN ('memory_fabric/hash-384-v1', 'sentence-transformers/all-MiniLM-L6-v2') THEN
-            reg_dims := 384;
-        END IF;
-        IF reg_dims IS NOT NULL AND reg_dims <> %1$s.vector_dims(recall.query_embedding) THEN
-            RAISE EXCEPTION 'query_embedding has %% dimensions, expected %%',
-                %1$s.vector_dims(recall.query_embedding), reg_dims USING ERRCODE = 'invalid_parameter_value';
+        dims := pg_catalog.array_length(recall.query_embedding::real[], 1);
+        want_dims := memory_fabric._query_dimensions(recall.tenant_id, recall.query_embedding_model);
+        IF want_dims IS NOT NULL AND want_dims <> dims THEN
+            RAISE EXCEPTION 'query_embedding has % dimensions, expected %', dims, want_dims
+                USING ERRCODE = 'invalid_parameter_value';
         END IF;
     END IF;
 
     IF recall.query_text IS NOT NULL THEN
-        SELECT e.builtin, e.semantic, e.function_embedding, e.function_model INTO q_builtin, q_sem, q_fn, q_fn_mod
+        SELECT e.builtin_model, e.builtin, e.semantic_model, e.semantic, e.function_model, e.function_embedding
+          INTO q_b_model, q_b, q_s_model, q_s, q_f_model, q_f
         FROM memory_fabric._embed_query(recall.tenant_id, recall.query_text) e;
     END IF;
 
     IF NOT has_query THEN
+        -- Without a query the order is priority DESC, promoted_at DESC, id: the user's memories
+        -- and the user-less ones are read in that order from promoted_recall and
+        -- promoted_recall_userless, each stopping after max_recalls rows (WITH TIES, so the id
+        -- tie-break stays exact), and merged. This reads a few index entries whatever the size
+        -- of the scope.
         SELECT coalesce(array_agg(x.id ORDER BY x.priority DESC, x.promoted_at DESC, x.id), '{}') INTO top_ids
         FROM (SELECT u.id, u.priority, u.promoted_at
-              FROM ((SELECT m.id, m.priority, m.promoted_at FROM memory_fabric.promoted_memory m
-                     WHERE m.tenant_id = recall.tenant_id AND m.user_id = recall.user_id %2$s
+              FROM ((SELECT m.id, m.priority, m.promoted_at
+                     FROM memory_fabric._visible_memories(recall.tenant_id, recall.user_id, recall.intent_id,
+                                                          recall.classification_allowed, t) m
+                     WHERE m.user_id = recall.user_id
                      ORDER BY m.priority DESC, m.promoted_at DESC FETCH FIRST recall.max_recalls ROWS WITH TIES)
                     UNION ALL
-                    (SELECT m.id, m.priority, m.promoted_at FROM memory_fabric.promoted_memory m
-                     WHERE m.tenant_id = recall.tenant_id AND m.user_id IS NULL %2$s
+                    (SELECT m.id, m.priority, m.promoted_at
+                     FROM memory_fabric._visible_memories(recall.tenant_id, recall.user_id, recall.intent_id,
+                                                          recall.classification_allowed, t) m
+                     WHERE m.user_id IS NULL
                      ORDER BY m.priority DESC, m.promoted_at DESC FETCH FIRST recall.max_recalls ROWS WITH TIES)) u
               ORDER BY u.priority DESC, u.promoted_at DESC, u.id
               LIMIT recall.max_recalls) x;
     ELSE
-        -- With a query every live row in scope is scored: the user's and the user-less rows,
-        -- cross-intent or of the intent, each read from promoted_scope_vectors (index-only, in
-        -- scope order) or, for the rows too wide for it, through promoted_scope_wide. The
-        -- distance is computed once per row (OFFSET 0 keeps the planner from copying it into
-        -- the score), and the score floor is applied to the top rows only, which is the same:
-        -- the rows are ordered by score first.
+        -- With a query every visible row in scope is scored, read in eight index ranges: the
+        -- user's and the user-less rows, cross-intent or of the intent, each from
+        -- promoted_scope_vectors (index-only, in scope order) or, for the rows too wide for it,
+        -- through promoted_scope_wide. The similarity is computed once per row (OFFSET 0 keeps
+        -- the planner from copying it into the score), and the score floor is applied to the
+        -- top rows only, which is the same: the rows are ordered by score first.
         -- (Scoring candidates instead, the first rows by priority and the nearest by an HNSW
         -- search within the scope filters, was slower on 1M memories: the filtered index search
         -- alone took 54 ms a call, measured with pg_stat_statements.)
-        q_b := q_builtin::%1$s.vector;
-        q_s := q_sem::%1$s.vector;
-        q_f := q_fn::%1$s.vector;
         SELECT coalesce(array_agg(x.id ORDER BY x.sco DESC, x.priority DESC, x.promoted_at DESC, x.id), '{}'),
                array_agg(x.rel ORDER BY x.sco DESC, x.priority DESC, x.promoted_at DESC, x.id),
                array_agg(x.sco ORDER BY x.sco DESC, x.priority DESC, x.promoted_at DESC, x.id)
@@ -279,18 +269,69 @@ BEGIN
                      + s[3] * sc.priority::double precision AS sco
               FROM (SELECT m.id, m.priority, m.promoted_at,
                            CASE WHEN m.embedding IS NULL THEN NULL
-                                WHEN m.embedding_model = 'memory_fabric/hash-384-v1' AND q_b IS NOT NULL
-                                    THEN 1 - (m.embedding OPERATOR(%1$s.<=>) q_b)
-                                WHEN m.embedding_model = 'sentence-transformers/all-MiniLM-L6-v2' AND q_s IS NOT NULL
-                                    THEN 1 - (m.embedding OPERATOR(%1$s.<=>) q_s)
-                                WHEN m.embedding_model = q_fn_mod
-                                    THEN 1 - (m.embedding OPERATOR(%1$s.<=>) q_f)
+                                WHEN m.embedding_model = q_b_model THEN memory_fabric._cosine_similarity(m.embedding, q_b)
+                                WHEN m.embedding_model = q_s_model THEN memory_fabric._cosine_similarity(m.embedding, q_s)
+                                WHEN m.embedding_model = q_f_model THEN memory_fabric._cosine_similarity(m.embedding, q_f)
                                 WHEN m.embedding_model = recall.query_embedding_model
-                                    THEN 1 - (m.embedding OPERATOR(%1$s.<=>) recall.query_embedding)
+                                    THEN memory_fabric._cosine_similarity(m.embedding, recall.query_embedding)
                            END AS rel
                     FROM (
-%3$s) m
-                    WHERE true %2$s
+                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model
+                      FROM memory_fabric._visible_memories(recall.tenant_id, recall.user_id, recall.intent_id,
+                                                           recall.classification_allowed, t) p
+                      WHERE p.user_id = recall.user_id AND p.intent_scope IS NULL
+                        AND memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model,
+                                                    p.id, p.classification, p.consent_id, p.embedding)
+                      UNION ALL
+                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model
+                      FROM memory_fabric._visible_memories(recall.tenant_id, recall.user_id, recall.intent_id,
+                                                           recall.classification_allowed, t) p
+                      WHERE p.user_id = recall.user_id AND p.intent_scope IS NULL
+                        AND NOT memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model,
+                                                    p.id, p.classification, p.consent_id, p.embedding)
+                      UNION ALL
+                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model
+                      FROM memory_fabric._visible_memories(recall.tenant_id, recall.user_id, recall.intent_id,
+                                                           recall.classification_allowed, t) p
+                      WHERE p.user_id = recall.user_id AND p.intent_scope = recall.intent_id
+                        AND memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model,
+                                                    p.id, p.classification, p.consent_id, p.embedding)
+                      UNION ALL
+                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model
+                      FROM memory_fabric._visible_memories(recall.tenant_id, recall.user_id, recall.intent_id,
+                                                           recall.classification_allowed, t) p
+                      WHERE p.user_id = recall.user_id AND p.intent_scope = recall.intent_id
+                        AND NOT memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model,
+                                                    p.id, p.classification, p.consent_id, p.embedding)
+                      UNION ALL
+                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model
+                      FROM memory_fabric._visible_memories(recall.tenant_id, recall.user_id, recall.intent_id,
+                                                           recall.classification_allowed, t) p
+                      WHERE p.user_id IS NULL AND p.intent_scope IS NULL
+                        AND memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model,
+                                                    p.id, p.classification, p.consent_id, p.embedding)
+                      UNION ALL
+                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model
+                      FROM memory_fabric._visible_memories(recall.tenant_id, recall.user_id, recall.intent_id,
+                                                           recall.classification_allowed, t) p
+                      WHERE p.user_id IS NULL AND p.intent_scope IS NULL
+                        AND NOT memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model,
+                                                    p.id, p.classification, p.consent_id, p.embedding)
+                      UNION ALL
+                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model
+                      FROM memory_fabric._visible_memories(recall.tenant_id, recall.user_id, recall.intent_id,
+                                                           recall.classification_allowed, t) p
+                      WHERE p.user_id IS NULL AND p.intent_scope = recall.intent_id
+                        AND memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model,
+                                                    p.id, p.classification, p.consent_id, p.embedding)
+                      UNION ALL
+                      SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model
+                      FROM memory_fabric._visible_memories(recall.tenant_id, recall.user_id, recall.intent_id,
+                                                           recall.classification_allowed, t) p
+                      WHERE p.user_id IS NULL AND p.intent_scope = recall.intent_id
+                        AND NOT memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model,
+                                                    p.id, p.classification, p.consent_id, p.embedding)
+                    ) m
                     OFFSET 0) sc
               ORDER BY sco DESC, sc.priority DESC, sc.promoted_at DESC, sc.id
               LIMIT recall.max_recalls) y
@@ -315,15 +356,11 @@ BEGIN
         JOIN memory_fabric.promoted_memory m ON m.id = tp.id
         JOIN memory_fabric.candidates c ON c.id = m.candidate_id
         CROSS JOIN LATERAL (
+            -- only conflicts this recall could see itself
             SELECT coalesce(array_agg(o.id ORDER BY o.id), '{}') AS ids
-            FROM memory_fabric.promoted_memory o
-            WHERE o.tenant_id = m.tenant_id AND (o.id = m.contradicts_id OR o.contradicts_id = m.id)
-              -- only conflicts this recall could see itself
-              AND (o.user_id IS NULL OR o.user_id = recall.user_id)
-              AND (o.intent_scope IS NULL OR o.intent_scope = recall.intent_id)
-              AND o.classification = ANY (recall.classification_allowed)
-              AND o.promoted_at <= t AND (o.retracted_at IS NULL OR o.retracted_at > t)
-              AND (o.expires_at IS NULL OR o.expires_at > t)) x
+            FROM memory_fabric._visible_memories(recall.tenant_id, recall.user_id, recall.intent_id,
+                                                 recall.classification_allowed, t) o
+            WHERE o.id = m.contradicts_id OR o.contradicts_id = m.id) x
     ), logged AS (
         -- one row whatever res holds; writes only when memory_fabric.log_recalls is on
         SELECT memory_fabric._log_recall(recall.tenant_id, recall.intent_id, recall.user_id,
@@ -340,16 +377,13 @@ BEGIN
     WHERE r.id IS NOT NULL
     ORDER BY r.ord;
 END
-$body$
-$fn$, vs, flt, scope_parts);
-END
-$install$;
+$$;
 COMMENT ON FUNCTION memory_fabric.recall IS
     'Recall promoted memories for a tenant, user, intent and classification set, now or as of an instant';
 REVOKE ALL ON FUNCTION memory_fabric.recall, memory_fabric._recall_settings(text), memory_fabric._embed_query(text, text),
-    memory_fabric._log_recall FROM PUBLIC;
+    memory_fabric._query_dimensions(text, text), memory_fabric._log_recall FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.recall TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 "#,
     name = "recall",
-    requires = [_recall_settings, _embed_query, _log_recall],
+    requires = [_recall_settings, _embed_query, _query_dimensions, _log_recall],
 );

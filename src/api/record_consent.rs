@@ -144,7 +144,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION memory_fabric.record_consent IS
-    'Record a consent (seed 001): subject, purpose, predicates and classifications allowed, basis, validity';
+    'Record a consent: subject, purpose, predicates and classifications allowed, basis, validity';
 REVOKE ALL ON FUNCTION memory_fabric.record_consent(text, text, text, text, text[], text[], timestamptz, jsonb, text, text), memory_fabric._record_consent FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.record_consent(text, text, text, text, text[], text[], timestamptz, jsonb, text, text) TO memory_fabric_admin;
 "#,

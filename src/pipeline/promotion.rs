@@ -317,4 +317,3 @@ pub fn retract(client: &mut SpiClient<'_>, memory_id: &str, reason: &str, retrac
     memory_id.to_owned()
 }
 
-// SQL entry points (internal: the public functions in sql/finalize.sql wrap them).
