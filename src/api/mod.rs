@@ -12,6 +12,7 @@ mod grant_tenant;
 mod memory_history;
 mod metrics;
 mod promote;
+mod promote_pending;
 mod purge_expired;
 mod purge_expired_memories;
 mod recall;

@@ -1,6 +1,6 @@
 # The long maintenance operations, stopped part-way and resumed: re-embedding cancelled with
-# pg_cancel_backend and cut by a crash (immediate shutdown), and purging cancelled while it waits
-# for a row lock. Each run commits after every batch: what it finished stays, the batch it was in
+# pg_cancel_backend and cut by a crash (immediate shutdown), and purging and the bulk path
+# (promote_pending) cancelled while they wait for a row lock. Each run commits after every batch: what it finished stays, the batch it was in
 # leaves nothing, every row is either done or untouched, and running it again finishes the rest
 # without doing any row twice.
 use strict;
@@ -183,5 +183,66 @@ like($err, qr/purged 80 of 80 expired memories of tenant "t_m" \(100%\)/, 'resum
 is($node->safe_psql('mf', $purged), 'memories 100, candidates 100, events 100', 'every expired memory purged once');
 is($node->safe_psql('mf', q{SELECT count(*) FROM memory_fabric.promoted_memory WHERE tenant_id = 't_m' AND erased_at IS NULL}),
 	$n_mem, 'and no other');
+# 4. The bulk path (promote_pending), cancelled while its third batch of 10 waits for a candidate
+# that another session is promoting, then resumed. 60 candidates of tenant t_p, none reviewed,
+# captured in the order of their ids.
+my $n_p = 60;
+$node->safe_psql('mf', qq{
+	CREATE ROLE tap_agent LOGIN IN ROLE memory_fabric_agent;
+	SELECT count(*) FROM memory_fabric.grant_tenant('tap_agent', 't_p');
+	INSERT INTO memory_fabric.candidates (id, tenant_id, source, text, classification, embedding, embedding_model,
+	                                      content_hash, policy_version, captured_at)
+	SELECT 'mc_p' || lpad(f.n::text, 3, '0'), 't_p', 'agent', f.body, 'INTERNAL',
+	       (SELECT e.builtin FROM memory_fabric._embed_query('t_p', f.body) e)::vector, 'memory_fabric/hash-384-v1',
+	       md5(f.body) || md5(f.body), 1, now() - interval '1 hour' + f.n * interval '1 second'
+	FROM (SELECT n, format('Shipment %s left depot %s with %s crates.', md5(n::text), n % 13, n) AS body
+	      FROM generate_series(1, $n_p) n) f;});
+# another session promotes candidate 25 (third batch) and has not committed yet
+($lin, $lout, $lerr) = (q{BEGIN;
+INSERT INTO memory_fabric.reviews (id, tenant_id, candidate_id, status, proposed_tier, priority_score, reviewer, policy_version)
+VALUES ('rv_p025', 't_p', 'mc_p025', 'pending_promotion', 'semantic', 0.5, 'auto', 1);
+INSERT INTO memory_fabric.promoted_memory (id, candidate_id, review_id, tenant_id, text, classification, source, tier,
+                                           priority, embedding, embedding_model, content_hash, promoted_by)
+SELECT 'pm_p025', c.id, 'rv_p025', 't_p', c.text, c.classification, c.source, 'semantic', 0.5, c.embedding,
+       c.embedding_model, c.content_hash, 'auto' FROM memory_fabric.candidates c WHERE c.id = 'mc_p025';
+SELECT 'locked';
+}, '', '');
+$locker = IPC::Run::start(['psql', '-XAtq', '-d', $node->connstr('mf')], '<', \$lin, '>', \$lout, '2>', \$lerr);
+$locker->pump until $lout =~ /locked/;
+sub call_as_agent {
+	my ($sql, $out, $err) = @_;
+	return IPC::Run::start(['psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('mf') . ' user=tap_agent',
+		'-c', "SET memory_fabric.tenant_id = 't_p'", '-c', $sql], '>', $out, '2>', $err);
+}
+($out, $err) = ('', '');
+$h = call_as_agent("CALL memory_fabric.promote_pending('t_p', batch_size => 10)", \$out, \$err);
+wait_for(q{SELECT count(*) = 1 FROM pg_stat_activity WHERE usename = 'tap_agent' AND wait_event_type = 'Lock'},
+	'promote_pending to wait for the other promotion');
+$node->safe_psql('mf', q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE usename = 'tap_agent'});
+$h->finish;
+like($err, qr/canceling statement due to user request/, 'promote_pending cancelled while it waited');
+like($err, qr/NOTICE:  20 of $n_p open candidates of tenant "t_p" done \(33%\): 20 reviewed, \d+ promoted/,
+	'after reporting two batches');
+is($node->safe_psql('mf', q{SELECT string_agg(candidate_id, ',' ORDER BY candidate_id) FROM memory_fabric.reviews
+	WHERE tenant_id = 't_p'}), join(',', map { sprintf('mc_p%03d', $_) } 1 .. 20),
+	'the two committed batches reviewed the first twenty; the third left nothing');
+$lin .= "COMMIT;\n";
+$locker->finish;
+($out, $err) = ('', '');
+$h = call_as_agent("CALL memory_fabric.promote_pending('t_p', batch_size => 10)", \$out, \$err);
+$h->finish;
+is($h->result(0), 0, 'the same CALL again finishes');
+like($err, qr/NOTICE:  39 of 39 open candidates of tenant "t_p" done \(100%\)/,
+	'resumed: the 39 still open (the other session promoted one)');
+is($node->safe_psql('mf', q{SELECT format('unreviewed %s, reviewed twice %s, promotable left %s, promoted %s',
+	(SELECT count(*) FROM memory_fabric.candidates c WHERE c.tenant_id = 't_p'
+	   AND NOT EXISTS (SELECT 1 FROM memory_fabric.reviews r WHERE r.candidate_id = c.id)),
+	(SELECT count(*) FROM (SELECT 1 FROM memory_fabric.reviews WHERE tenant_id = 't_p' GROUP BY candidate_id
+	                       HAVING count(*) > 1) x),
+	(SELECT count(*) FROM memory_fabric.reviews r WHERE r.tenant_id = 't_p' AND r.status = 'pending_promotion'
+	   AND r.reviewer = 'auto' AND NOT EXISTS (SELECT 1 FROM memory_fabric.promoted_memory p WHERE p.candidate_id = r.candidate_id)),
+	(SELECT count(*) FROM memory_fabric.promoted_memory WHERE tenant_id = 't_p'))}),
+	"unreviewed 0, reviewed twice 0, promotable left 0, promoted $n_p",
+	'every candidate reviewed once and promoted once');
 $node->stop;
 done_testing();
