@@ -56,18 +56,22 @@ SQL
 # N distinct facts for a tenant, captured by the agent in one statement; model: hash, semantic or caller
 capture() {
   local tenant=$1 mode=$2 model vec=""
+  # the built-in model is a superuser's setting: for the database, read by each new session
   case $mode in
-    hash) model="SET memory_fabric.builtin_model = 'memory_fabric/hash-384-v1'" ;;
-    semantic) model="SET memory_fabric.builtin_model = 'sentence-transformers/all-MiniLM-L6-v2'" ;;
-    caller) model="SELECT 1"; vec=", embedding => public.bench_vec(f.body)::vector, embedding_model => 'bench/caller-384'" ;;
+    hash) model="memory_fabric/hash-384-v1" ;;
+    semantic) model="sentence-transformers/all-MiniLM-L6-v2" ;;
+    caller) model="auto"; vec=", embedding => public.bench_vec(f.body)::vector, embedding_model => 'bench/caller-384'" ;;
   esac
+  q -c "ALTER DATABASE $db SET memory_fabric.builtin_model = '$model'"
   q -c "SELECT count(*) FROM memory_fabric.grant_tenant('bench_bulk_agent', '$tenant')" > /dev/null
-  qa "$tenant" -c "$model" -c "
+  qa "$tenant" -c "
     SELECT count(*) FROM (SELECT i, format('Shipment %s of customer %s left depot %s on day %s with %s crates.',
                                            md5(i::text), i % 211, i % 13, i % 28 + 1, i % 40 + 1) AS body
                           FROM generate_series(1, $rows) i) f,
          LATERAL memory_fabric.capture_memory('$tenant', f.body, 'agent', 'INTERNAL' $vec) c"
 }
+# the model the candidates' vectors are of
+models() { q -c "SELECT string_agg(DISTINCT embedding_model, ',') FROM memory_fabric.candidates WHERE tenant_id = '$1'"; }
 # every candidate reviewed once, and what review let through without a human promoted
 check() {
   local tenant=$1
@@ -97,6 +101,8 @@ for mode in hash semantic caller; do
   mf_log "$mode: capturing $rows candidates twice"
   cap_ms=$(timed capture "b_$mode" "$mode")
   timed capture "o_$mode" "$mode" > /dev/null
+  want=$([ "$mode" = caller ] && echo bench/caller-384 || { [ "$mode" = hash ] && echo memory_fabric/hash-384-v1 || echo sentence-transformers/all-MiniLM-L6-v2; })
+  [ "$(models "b_$mode")" = "$want" ] && [ "$(models "o_$mode")" = "$want" ] || { echo "$mode: vectors of $(models "b_$mode"), not $want"; exit 1; }
   q -c "VACUUM ANALYZE" -c "CHECKPOINT"
   mf_log "$mode: promote_pending"
   bulk_ms=$(timed qa "b_$mode" -c "CALL memory_fabric.promote_pending('b_$mode', batch_size => $batch)")
@@ -110,7 +116,7 @@ for mode in hash semantic caller; do
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$rows" "$cap_ms" "$bulk_ms" "$promoted" "$base_ms" "$promoted2" >> "$out/results.tsv"
 done
 
-commit=$(git rev-parse --short HEAD)
+commit=$(git rev-parse --short HEAD); [ -z "$(git status --porcelain -- src sql core)" ] || commit="$commit with uncommitted changes"
 {
   echo "# The bulk path: promote_pending()"
   echo

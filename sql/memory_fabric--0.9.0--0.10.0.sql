@@ -1,4 +1,5 @@
--- memory_fabric 0.9.0 → 0.10.0: the bulk path for migrations, memory_fabric.promote_pending().
+-- memory_fabric 0.9.0 → 0.10.0: the bulk path for migrations, memory_fabric.promote_pending(), and
+-- memory_fabric.create_embedding_index() for a caller's own embedding model.
 -- Written by hand; tests/upgrade/run.sh checks that it ends with the catalog of a fresh install.
 \echo Use "ALTER EXTENSION memory_fabric UPDATE TO '0.10.0'" to load this file. \quit
 
@@ -81,6 +82,28 @@ GRANT EXECUTE ON FUNCTION memory_fabric._promote_pending_count(text, integer),
     TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 GRANT EXECUTE ON PROCEDURE memory_fabric.promote_pending(text, integer)
     TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin, @extowner@;
+CREATE FUNCTION memory_fabric."_create_embedding_index"(
+	"model" TEXT, /* Option < & str > */
+	"dimensions" INT /* Option < i32 > */
+) RETURNS TEXT /* String */
+VOLATILE PARALLEL UNSAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_create_embedding_index_wrapper';
+
+CREATE FUNCTION memory_fabric.create_embedding_index(model text, dimensions integer)
+RETURNS text
+LANGUAGE sql VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT memory_fabric._create_embedding_index(create_embedding_index.model, create_embedding_index.dimensions) $$;
+COMMENT ON FUNCTION memory_fabric.create_embedding_index IS
+    'Create the nearest-neighbour (HNSW) index for an embedding model''s vectors of a given dimension; returns its name';
+REVOKE ALL ON FUNCTION memory_fabric.create_embedding_index(text, integer),
+    memory_fabric._create_embedding_index(text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric.create_embedding_index(text, integer) TO memory_fabric_admin;
+
 -- What a fresh install grants its owner on every function.
 GRANT EXECUTE ON FUNCTION memory_fabric._promote_pending_count(text, integer),
-    memory_fabric._promote_pending_batch(text, timestamptz, text, integer) TO @extowner@;
+    memory_fabric._promote_pending_batch(text, timestamptz, text, integer),
+    memory_fabric._create_embedding_index(text, integer), memory_fabric.create_embedding_index(text, integer)
+    TO @extowner@;

@@ -47,6 +47,14 @@ pub fn plan(client: &SpiClient<'_>, sql: &str, types: &[PgOid], mutating: bool) 
     p
 }
 
+/// Drops every kept plan: the next use of each statement plans it again. A kept statement's
+/// generic plan is made for the tables as they were then; one made while promoted_memory held a
+/// few rows scans the whole table, and stays until ANALYZE invalidates it. The bulk path, which
+/// may fill a table from empty within one call, plans afresh for every batch.
+pub fn forget_plans() {
+    PLANS.with(|m| m.borrow_mut().clear());
+}
+
 /// Most statements a backend keeps planned (the fixed ones number about 80).
 pub const PLANS_MAX: usize = 256;
 

@@ -5,6 +5,7 @@
 
 mod approve;
 mod capture_memory;
+mod create_embedding_index;
 mod edit;
 mod explain_recall;
 mod forget_subject;

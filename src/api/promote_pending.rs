@@ -59,6 +59,8 @@ fn _promote_pending_batch(
 > {
     let tenant = crate::args::require_tenant_id(tenant_id);
     let batch = require_batch(batch_size, 200);
+    // planned for the tables as they are now, not as they were when the run (or the session) began
+    crate::spi::forget_plans();
     let row = Spi::connect_mut(|client| {
         require_tenant(client, &tenant);
         let pick = format!(

@@ -152,11 +152,13 @@ FUNCS = {
     "purge_expired": [("tenant_id", T), ("batch_size", I)],
     "grant_tenant": [("role", T), ("tenant_id", T)],
     "revoke_tenant": [("role", T), ("tenant_id", T)],
+    "create_embedding_index": [("model", T), ("dimensions", I)],
 }
 # procedures that commit after every batch: CALLed outside a transaction, pinned for the session
 PROCS = {
     "reembed_memories": [("tenant_id", T), ("batch_size", I)],
     "purge_expired_memories": [("tenant_id", T), ("batch_size", I)],
+    "promote_pending": [("tenant_id", T), ("batch_size", I)],
 }
 # the memory_id argument of explain_recall is its second; its real name may differ, so call positionally
 TABLES = ["candidates", "reviews", "decisions", "promoted_memory", "consents", "policies", "events", "tenant_grants",

@@ -1,0 +1,105 @@
+//! `memory_fabric.create_embedding_index()`: the nearest-neighbour index for a caller's own
+//! embedding model, from its name and dimensions. It is the HNSW index the built-in models have
+//! (sql/schema.sql): partial, one model's vectors cast to their dimensions, cosine distance.
+//! Review's search of a large scope uses it as it uses theirs, with no other change.
+
+use crate::error::raise;
+use crate::security::{caller_is_administrator, caller_name};
+use crate::spi::vector_schema;
+use memory_fabric_core::{Error, Kind};
+use pgrx::prelude::*;
+
+/// pgvector's HNSW indexes `vector` up to this many dimensions.
+const HNSW_MAX_DIMENSIONS: i32 = 2000;
+
+/// The index's name: a stable function of the model's exact name and its dimensions, within
+/// PostgreSQL's 63 bytes whatever the model is called.
+fn index_name(client: &pgrx::spi::SpiClient<'_>, model: &str, dims: i32) -> String {
+    let h: String = client
+        .select(
+            "SELECT pg_catalog.left(pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to($1, 'UTF8')), 'hex'), 16)",
+            Some(1),
+            &[model.into()],
+        )
+        .and_then(|t| t.first().get_one::<String>())
+        .unwrap_or_else(|e| error!("memory_fabric: cannot hash the model's name: {e}"))
+        .unwrap_or_default();
+    format!("promoted_hnsw_{h}_{dims}")
+}
+
+/// Internal: the body of memory_fabric.create_embedding_index(). Returns the index's name;
+/// creates it unless an index with that name exists already.
+#[pg_extern(volatile, parallel_unsafe)]
+#[search_path(pg_catalog, pg_temp)]
+fn _create_embedding_index(model: Option<&str>, dimensions: Option<i32>) -> String {
+    let model = crate::args::require_text("model", model);
+    if model.len() > 200 {
+        raise(Error::invalid("model must be at most 200 bytes").detail(format!("{} bytes were given.", model.len())));
+    }
+    let Some(dims) = dimensions else {
+        raise(Error::invalid("dimensions must not be null"));
+    };
+    if !(1..=HNSW_MAX_DIMENSIONS).contains(&dims) {
+        raise(Error::invalid(format!("dimensions must be between 1 and {HNSW_MAX_DIMENSIONS}"))
+            .detail(format!("{dims} was given; pgvector's HNSW index takes vectors of at most {HNSW_MAX_DIMENSIONS} dimensions.")));
+    }
+    Spi::connect_mut(|client| {
+        // One index serves every tenant's vectors of the model, and slows every promotion of
+        // them: the same rights as a grant for every tenant.
+        if !caller_is_administrator(client) {
+            raise(Error::new(Kind::Privilege, format!("role \"{}\" cannot create an embedding index", caller_name(client)))
+                .detail("An index serves the model's vectors of every tenant.")
+                .hint("Ask a superuser or the role that installed memory_fabric."));
+        }
+        let name = index_name(client, &model, dims);
+        let exists = client
+            .select(
+                "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.relname = $1 \
+                 AND c.relnamespace = 'memory_fabric'::pg_catalog.regnamespace)",
+                Some(1),
+                &[name.as_str().into()],
+            )
+            .and_then(|t| t.first().get_one::<bool>())
+            .unwrap_or_else(|e| error!("memory_fabric: cannot read the catalog: {e}"))
+            .unwrap_or(false);
+        if exists {
+            pgrx::notice!("index \"{name}\" for model \"{model}\" ({dims} dimensions) exists already");
+            return name;
+        }
+        let vs = vector_schema(client);
+        let literal = pgrx::spi::quote_literal(&model);
+        client
+            .update(
+                &format!(
+                    "CREATE INDEX {name} ON memory_fabric.promoted_memory \
+                     USING hnsw ((embedding::{vs}.vector({dims})) {vs}.vector_cosine_ops) \
+                     WHERE embedding_model = {literal}"
+                ),
+                None,
+                &[],
+            )
+            .unwrap_or_else(|e| {
+                raise(Error::wrong_state(format!("cannot create the index for model \"{model}\""))
+                    .detail(format!("{e}"))
+                    .hint(format!("Every vector of the model must have {dims} dimensions.")))
+            });
+        name
+    })
+}
+
+extension_sql!(
+    r#"
+CREATE FUNCTION memory_fabric.create_embedding_index(model text, dimensions integer)
+RETURNS text
+LANGUAGE sql VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT memory_fabric._create_embedding_index(create_embedding_index.model, create_embedding_index.dimensions) $$;
+COMMENT ON FUNCTION memory_fabric.create_embedding_index IS
+    'Create the nearest-neighbour (HNSW) index for an embedding model''s vectors of a given dimension; returns its name';
+REVOKE ALL ON FUNCTION memory_fabric.create_embedding_index(text, integer),
+    memory_fabric._create_embedding_index(text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric.create_embedding_index(text, integer) TO memory_fabric_admin;
+"#,
+    name = "create_embedding_index",
+    requires = [_create_embedding_index],
+);
