@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 pub const HASH: &str = embed::MODEL;
 pub const SEMANTIC: &str = minilm::MODEL;
 /// The dimensions of both built-in models' vectors.
-pub const BUILTIN_DIMENSIONS: usize = embed::DIMENSIONS;
+const BUILTIN_DIMENSIONS: usize = embed::DIMENSIONS;
 const AUTO: &str = "auto";
 
 /// The loaded semantic model, with the folder it came from: loaded once per backend, again only
@@ -144,29 +144,44 @@ thread_local! {
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
+/// The dimension registered for (tenant, model), and whether this transaction wrote it (not
+/// committed yet); None for a model the tenant never used.
+fn read_dimensions(client: &SpiClient<'_>, tenant: &str, model: &str) -> Option<(i32, bool)> {
+    client
+        .select(&*plan(client, MODEL_DIMS, &[TEXT, TEXT], false), Some(1), &[tenant.into(), model.into()])
+        .and_then(|t| {
+            if t.is_empty() {
+                return Ok(None);
+            }
+            let (d, xmin) = t.first().get_two::<i32, i64>()?;
+            // Written by this transaction (or one of its subtransactions): not committed yet.
+            let mine = xmin.is_none_or(|x| unsafe {
+                pg_sys::TransactionIdIsCurrentTransactionId(pg_sys::TransactionId::from_inner(x as u32))
+            });
+            Ok(d.map(|d| (d, mine)))
+        })
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read embedding models: {e}"))
+}
+
+/// The dimensions a vector of (tenant, model) must have, without registering anything: the
+/// built-in models' own, else the one its first vector registered, else None.
+pub fn known_dimensions(client: &SpiClient<'_>, tenant: &str, model: &str) -> Option<i32> {
+    if model == HASH || model == SEMANTIC {
+        return Some(BUILTIN_DIMENSIONS as i32);
+    }
+    let key = (tenant.to_owned(), model.to_owned());
+    DIMENSIONS
+        .with(|m| m.borrow().get(&key).copied())
+        .or_else(|| read_dimensions(client, tenant, model).map(|(d, _)| d))
+}
+
 /// The dimension registered for (tenant, model), registering `dims` if the model is new.
 pub fn registered_dimensions(client: &mut SpiClient<'_>, tenant: &str, model: &str, dims: i32) -> i32 {
     let key = (tenant.to_owned(), model.to_owned());
     if let Some(d) = DIMENSIONS.with(|m| m.borrow().get(&key).copied()) {
         return d;
     }
-    // (dimension, written by this transaction?)
-    let read = |client: &SpiClient<'_>| -> Option<(i32, bool)> {
-        client
-            .select(&*plan(client, MODEL_DIMS, &[TEXT, TEXT], false), Some(1), &[tenant.into(), model.into()])
-            .and_then(|t| {
-                if t.is_empty() {
-                    return Ok(None);
-                }
-                let (d, xmin) = t.first().get_two::<i32, i64>()?;
-                // Written by this transaction (or one of its subtransactions): not committed yet.
-                let mine = xmin.is_none_or(|x| unsafe {
-                    pg_sys::TransactionIdIsCurrentTransactionId(pg_sys::TransactionId::from_inner(x as u32))
-                });
-                Ok(d.map(|d| (d, mine)))
-            })
-            .unwrap_or_else(|e| error!("memory_fabric: cannot read embedding models: {e}"))
-    };
+    let read = |client: &SpiClient<'_>| read_dimensions(client, tenant, model);
     let found = read(client).or_else(|| {
         let ins = plan(client, MODEL_REGISTER, &[TEXT, TEXT, INT4], true);
         client

@@ -1,16 +1,15 @@
 //! `memory_fabric.recall()`: the only read path. The SQL function below filters and ranks; the
 //! Rust helpers give it the tenant's weights and the query's embeddings, and log what it returned.
 
-use crate::security::caller_name;
-use pgrx::pg_sys::{BuiltinOid, PgOid};
-use crate::embedder::embed_with_function;
+use crate::embedder::{self, embed_with_function};
 use crate::error::raise;
 use crate::gucs;
-use crate::policy;
-use crate::embedder;
-use memory_fabric_core::{redact::Outcome, Error};
 use crate::ids::new_id;
-use crate::spi::{plan, TEXT, TEXT_ARRAY, INT4, TIMESTAMPTZ};
+use crate::policy;
+use crate::security::caller_name;
+use crate::spi::{plan, INT4, TEXT, TEXT_ARRAY, TIMESTAMPTZ};
+use memory_fabric_core::{redact::Outcome, Error};
+use pgrx::pg_sys::{BuiltinOid, PgOid};
 use pgrx::prelude::*;
 
 /// [relevance weight, recency weight, importance weight, half-life in days, minimum score,
@@ -74,14 +73,7 @@ fn _embed_query(
 #[pg_extern(stable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _query_dimensions(tenant_id: &str, model: &str) -> Option<i32> {
-    if model == embedder::HASH || model == embedder::SEMANTIC {
-        return Some(embedder::BUILTIN_DIMENSIONS as i32);
-    }
-    Spi::get_one_with_args::<i32>(
-        "SELECT (SELECT dimensions FROM memory_fabric.embedding_models WHERE tenant_id = $1 AND model = $2)",
-        &[tenant_id.into(), model.into()],
-    )
-    .unwrap_or_else(|e| error!("memory_fabric: cannot read embedding models: {e}"))
+    Spi::connect(|client| embedder::known_dimensions(client, tenant_id, model))
 }
 
 const LOG: &str = "INSERT INTO memory_fabric.recall_log (id, tenant_id, role_name, intent_id, user_id, \

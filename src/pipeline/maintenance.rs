@@ -78,7 +78,7 @@ pub const PURGE_DUE: &str = "memory_fabric.promoted_memory \
          AND expires_at + coalesce(($2::jsonb ->> write_class)::bigint, ($2::jsonb ->> 'default')::bigint) * interval '1 second' \
              < pg_catalog.clock_timestamp()";
 
-pub fn purge_batch_sql() -> &'static str {
+fn purge_batch_sql() -> &'static str {
     static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     SQL.get_or_init(|| {
         format!(
@@ -89,7 +89,7 @@ pub fn purge_batch_sql() -> &'static str {
     })
 }
 
-pub const PURGE_CANDIDATES: &str = "UPDATE memory_fabric.candidates SET erased_at = pg_catalog.clock_timestamp(), \
+const PURGE_CANDIDATES: &str = "UPDATE memory_fabric.candidates SET erased_at = pg_catalog.clock_timestamp(), \
      text = '[erased]', value = NULL, embedding = NULL, metadata = '{}' WHERE id = ANY ($1) AND erased_at IS NULL";
 
 /// Tombstones up to `batch` memories of the tenant that are due (and their candidates); returns
