@@ -91,14 +91,16 @@ for size in ${sizes//,/ }; do
     psql_ -d $db -c "\\copy bench.plain_candidates ($cols) FROM '$out/candidates.copy'"
     rm -f "$out/candidates.copy"
     # the bulk promotion would otherwise insert every row into the HNSW graph one by one (on
-    # 10k -> 100k that took over 7 minutes); the index is rebuilt right after
-    psql_ -d $db -c "DROP INDEX IF EXISTS memory_fabric.bench_hnsw"
+    # 10k -> 100k that took over 7 minutes); the model's index is dropped and made again right
+    # after by memory_fabric.create_embedding_index(), as a user of a model of their own would
+    drop_model_index="SELECT format('DROP INDEX memory_fabric.%I', indexname) FROM pg_catalog.pg_indexes
+      WHERE schemaname = 'memory_fabric' AND tablename = 'promoted_memory' AND indexdef LIKE '%''bench-384''%' \\gexec"
+    echo "$drop_model_index" | psql_ -d $db
     psql_ -d $db -f bench/sql/promote_loaded.sql > /dev/null
     loaded=$size
     mf_log "indexing"
     psql_ -d $db -c "SET maintenance_work_mem = '6GB'" -c "SET max_parallel_maintenance_workers = 1" \
-      -c "DROP INDEX IF EXISTS memory_fabric.bench_hnsw" \
-      -c "CREATE INDEX bench_hnsw ON memory_fabric.promoted_memory USING hnsw ((embedding::vector(384)) vector_cosine_ops) WHERE embedding_model = 'bench-384'"
+      -c "SELECT memory_fabric.create_embedding_index('bench-384', 384)"
     # nothing left for autovacuum to do while the clock runs
     psql_ -d $db -c "VACUUM ANALYZE memory_fabric.promoted_memory" -c "VACUUM ANALYZE memory_fabric.candidates" \
       -c "VACUUM ANALYZE memory_fabric.reviews" -c "VACUUM ANALYZE bench.plain_candidates" -c "CHECKPOINT"
@@ -107,7 +109,7 @@ for size in ${sizes//,/ }; do
   # a warm cache, as a running server has: the promoted rows, their indexes, the HNSW graph, then
   # the candidates (pg_prewarm reads each into shared buffers until they are full)
   psql_ -d $db -c "CREATE EXTENSION IF NOT EXISTS pg_prewarm" \
-    -c "SELECT count(*) FROM (SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'memory_fabric' AND c.relkind IN ('r', 'i') AND (c.relname LIKE 'promoted%' OR c.relname = 'bench_hnsw' OR c.relname LIKE 'candidates%') ORDER BY c.relname LIKE 'candidates%', c.oid) w" > /dev/null
+    -c "SELECT count(*) FROM (SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'memory_fabric' AND c.relkind IN ('r', 'i') AND (c.relname LIKE 'promoted%' OR c.relname LIKE 'candidates%') ORDER BY c.relname LIKE 'candidates%', c.oid) w" > /dev/null
   psql_ -d $db -c "TRUNCATE bench.probes"
   "$gen" probes $((nprobes / 2)) "$size" > "$out/probes.copy"
   psql_ -d $db -c "\\copy bench.probes FROM '$out/probes.copy'"
@@ -128,6 +130,8 @@ for size in ${sizes//,/ }; do
   psql_ -d $db -c "SET memory_fabric.exact_search_limit = 0" -c "SELECT count(*) FROM bench.review_pool rp, memory_fabric.review_candidate(rp.candidate_id) r" > /dev/null
   r_index=$(psql_ -At -d $db -f bench/sql/recall_at_1.sql)
   printf '%s\t%s\t%s\n' "$size" "$r_default" "$r_index" >> "$out/recall_at_1.tsv"
+  mf_log "recall@8"
+  printf '%s\t%s\n' "$size" "$(psql_ -At -d $db -f bench/sql/recall_at_8.sql)" >> "$out/recall_at_8.tsv"
   if [ $smoke = 0 ]; then
     python3 bench/app_side.py --host 127.0.0.1 --port "$MF_PGPORT" --user "$MF_PGUSER" --db $db --size "$size" --n 200 >> "$results" || mf_log "app-side baseline failed"
   fi

@@ -284,6 +284,10 @@ CREATE INDEX promoted_scope_wide ON memory_fabric.promoted_memory (tenant_id, us
     WHERE NOT memory_fabric._scope_fits(tenant_id, user_id, intent_scope, embedding_model, id, classification, consent_id, embedding);
 CREATE INDEX promoted_contradicts ON memory_fabric.promoted_memory (contradicts_id)
     WHERE contradicts_id IS NOT NULL;
+-- Review compares a candidate with the retracted memories of its tenant and user; they are a
+-- few of the scope's rows, kept apart so that review does not visit the live ones.
+CREATE INDEX promoted_retracted ON memory_fabric.promoted_memory (tenant_id, user_id)
+    WHERE retracted_at IS NOT NULL AND erased_at IS NULL;
 -- Review: exact and structured dedup, contradiction by (entity, predicate).
 CREATE INDEX promoted_hash ON memory_fabric.promoted_memory (tenant_id, content_hash);
 CREATE INDEX promoted_fact ON memory_fabric.promoted_memory (tenant_id, entity, predicate)
@@ -295,15 +299,22 @@ CREATE INDEX promoted_expired ON memory_fabric.promoted_memory (tenant_id, expir
 -- model's memories in id order, from this index alone.
 CREATE INDEX promoted_model ON memory_fabric.promoted_memory (tenant_id, embedding_model, id)
     WHERE erased_at IS NULL AND embedding IS NOT NULL;
--- Nearest-neighbour search for the built-in embedders' vectors, one index per model.
+-- Nearest-neighbour search for the built-in embedders' vectors, one index per model. Review
+-- searches them only for scopes beyond memory_fabric.exact_search_limit, and only for its few
+-- nearest (near-duplicates and contradictions lie far above the similarity of unrelated rows),
+-- so the graph is built sparse: m = 8 and ef_construction = 32 made an insert 3.7 times cheaper
+-- than pgvector's defaults (16, 64) on 100,000 memories (BENCHMARKS.md). The same for
+-- the indexes memory_fabric.create_embedding_index() makes.
 DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
 CREATE INDEX promoted_builtin_hnsw ON memory_fabric.promoted_memory
     USING hnsw ((embedding::@pgvector@.vector(384)) @pgvector@.vector_cosine_ops)
+    WITH (m = 8, ef_construction = 32)
     WHERE embedding_model = 'memory_fabric/hash-384-v1'
 $ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
 DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
 CREATE INDEX promoted_semantic_hnsw ON memory_fabric.promoted_memory
     USING hnsw ((embedding::@pgvector@.vector(384)) @pgvector@.vector_cosine_ops)
+    WITH (m = 8, ef_construction = 32)
     WHERE embedding_model = 'sentence-transformers/all-MiniLM-L6-v2'
 $ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
 
@@ -428,7 +439,11 @@ BEGIN ATOMIC
            m.contradicts_id, m.embedding_model, m.embedding
     FROM memory_fabric.promoted_memory m
     WHERE m.tenant_id = _visible_memories.for_tenant
-      AND (m.user_id IS NULL OR m.user_id = _visible_memories.for_user)
+      -- the user's own memories and the user-less ones. Written without OR: recall adds
+      -- user_id = for_user or user_id IS NULL to each of its queries, and with an OR here its
+      -- generic plans combined two bitmap scans and sorted the whole scope instead of reading
+      -- promoted_recall in order.
+      AND coalesce(m.user_id = _visible_memories.for_user, m.user_id IS NULL)
       AND (m.intent_scope IS NULL OR m.intent_scope = _visible_memories.for_intent)
       AND m.promoted_at <= _visible_memories.at
       AND (m.retracted_at IS NULL OR m.retracted_at > _visible_memories.at)

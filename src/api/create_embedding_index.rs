@@ -11,6 +11,9 @@ use pgrx::prelude::*;
 
 /// pgvector's HNSW indexes `vector` up to this many dimensions.
 const HNSW_MAX_DIMENSIONS: i32 = 2000;
+/// The graph's parameters, the built-in models' indexes' own (sql/schema.sql says why).
+const HNSW_M: i32 = 8;
+const HNSW_EF_CONSTRUCTION: i32 = 32;
 
 /// The index's name: a stable function of the model's exact name and its dimensions, within
 /// PostgreSQL's 63 bytes whatever the model is called.
@@ -73,6 +76,7 @@ fn _create_embedding_index(model: Option<&str>, dimensions: Option<i32>) -> Stri
                 &format!(
                     "CREATE INDEX {name} ON memory_fabric.promoted_memory \
                      USING hnsw ((embedding::{vs}.vector({dims})) {vs}.vector_cosine_ops) \
+                     WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}) \
                      WHERE embedding_model = {literal}"
                 ),
                 None,

@@ -213,13 +213,40 @@ fn rejected_neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
 
 /// Retracted memories in the candidate's scope (same tenant and user): the same content, or the
 /// nearest by vector (review step 7 queues a repeat of one for a human). Erased ones are gone.
+/// They are read from promoted_retracted, which holds only these rows, and only the K nearest
+/// are joined for their columns.
 fn retracted_neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
-    let user = same_user("m", c.user_id.is_none());
-    let from_where = format!(
-        "FROM memory_fabric.promoted_memory m JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
-         WHERE m.tenant_id = $1 AND {user} AND m.retracted_at IS NOT NULL AND m.erased_at IS NULL"
+    let vs = vector_schema(client);
+    let user = same_user("r", c.user_id.is_none());
+    let sql = format!(
+        "SELECT {COLUMNS}, nn.sim FROM ( \
+           SELECT r.id, r.content_hash = $6 AS same, \
+                  CASE WHEN r.embedding_model = $3 AND r.embedding IS NOT NULL AND $4::real[] IS NOT NULL \
+                       THEN 1 - (r.embedding OPERATOR({vs}.<=>) $4::real[]::{vs}.vector) END AS sim \
+           FROM memory_fabric.promoted_memory r \
+           WHERE r.tenant_id = $1 AND {user} AND r.retracted_at IS NOT NULL AND r.erased_at IS NULL \
+           ORDER BY same DESC, sim DESC NULLS LAST, r.id LIMIT {K}) nn \
+         JOIN memory_fabric.promoted_memory m ON m.id = nn.id \
+         JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
+         ORDER BY nn.same DESC, nn.sim DESC NULLS LAST, m.id"
     );
-    nearest_of(client, c, "m", COLUMNS, &from_where, "retracted memories")
+    let p = plan(client, &sql, &[TEXT, TEXT, TEXT, FLOAT4_ARRAY, TEXT, TEXT], false);
+    client
+        .select(
+            &*p,
+            None,
+            &[
+                c.tenant_id.as_str().into(),
+                c.user_id.as_deref().into(),
+                c.embedding_model.as_str().into(),
+                c.embedding.clone().into(),
+                c.id.as_str().into(),
+                c.content_hash.as_str().into(),
+            ],
+        )
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read retracted memories: {e}"))
+        .map(|r| read_neighbor(&r, Some(12)))
+        .collect()
 }
 
 /// Whether the scope holds more than `limit` unretracted memories of the candidate's model that
