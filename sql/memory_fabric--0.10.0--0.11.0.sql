@@ -1,5 +1,6 @@
 -- memory_fabric 0.10.0 → 0.11.0: speed at a million memories. Recall without a query reads
--- promoted_recall in order again (the visibility rules' user condition is written without OR);
+-- promoted_recall in order again and recall with a query reads promoted_scope_vectors index-only
+-- (the visibility rules' user and intent conditions are written without OR);
 -- review reads retracted memories from their own index; the HNSW graphs are built sparser.
 -- Written by hand; tests/upgrade/run.sh checks that it ends with the catalog of a fresh install.
 \echo Use "ALTER EXTENSION memory_fabric UPDATE TO '0.11.0'" to load this file. \quit
@@ -16,12 +17,13 @@ BEGIN ATOMIC
            m.contradicts_id, m.embedding_model, m.embedding
     FROM memory_fabric.promoted_memory m
     WHERE m.tenant_id = _visible_memories.for_tenant
-      -- the user's own memories and the user-less ones. Written without OR: recall adds
-      -- user_id = for_user or user_id IS NULL to each of its queries, and with an OR here its
-      -- generic plans combined two bitmap scans and sorted the whole scope instead of reading
-      -- promoted_recall in order.
+      -- the user's own memories and the user-less ones, cross-intent or of the intent. Written
+      -- without OR: recall adds user_id = for_user or user_id IS NULL, and intent_scope IS NULL
+      -- or intent_scope = for_intent, to each of its queries; with an OR here its generic plans
+      -- combined two bitmap scans and read the heap (or sorted the scope) instead of reading
+      -- promoted_recall in order or promoted_scope_vectors index-only.
       AND coalesce(m.user_id = _visible_memories.for_user, m.user_id IS NULL)
-      AND (m.intent_scope IS NULL OR m.intent_scope = _visible_memories.for_intent)
+      AND coalesce(m.intent_scope = _visible_memories.for_intent, m.intent_scope IS NULL)
       AND m.promoted_at <= _visible_memories.at
       AND (m.retracted_at IS NULL OR m.retracted_at > _visible_memories.at)
       AND (m.expires_at IS NULL OR m.expires_at > _visible_memories.at)

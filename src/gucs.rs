@@ -29,7 +29,7 @@ pub static CONTRADICTION_FUNCTION: GucSetting<Option<CString>> = GucSetting::<Op
 
 /// Scopes with at most this many promoted memories of a model are searched exactly (a scan of
 /// the scope); larger ones through the HNSW index with an iterative scan.
-pub static EXACT_SEARCH_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(2000);
+pub static EXACT_SEARCH_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(20_000);
 
 /// The tenant this transaction acts for (SET LOCAL memory_fabric.tenant_id = '…'). Required of
 /// every non-superuser role, for every function and for row-level security; unset or empty

@@ -169,13 +169,14 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
 /// The K rows of `from_where` nearest the candidate: the same content first, then the most
 /// similar by vector of the candidate's model. `t` is the alias of the rows compared, `columns`
 /// the first eleven columns read_neighbor reads. Parameters: $1 tenant, $2 user, $3 model,
-/// $4 embedding, $5 the candidate's id, $6 its content hash. An exact scan: the rows are few.
+/// $4 embedding, $5 the candidate's id, $6 its content hash. An exact scan: the rows are few. The
+/// query vector is converted once (an InitPlan), not once per row.
 fn nearest_of(client: &SpiClient<'_>, c: &Candidate, t: &str, columns: &str, from_where: &str, what: &str) -> Vec<Neighbor> {
     let vs = vector_schema(client);
     let sql = format!(
         "SELECT {columns}, \
                 CASE WHEN {t}.embedding_model = $3 AND {t}.embedding IS NOT NULL AND $4::real[] IS NOT NULL \
-                     THEN 1 - ({t}.embedding OPERATOR({vs}.<=>) $4::real[]::{vs}.vector) END AS sim \
+                     THEN 1 - ({t}.embedding OPERATOR({vs}.<=>) (SELECT $4::real[]::{vs}.vector)) END AS sim \
          {from_where} \
          ORDER BY ({t}.content_hash = $6) DESC, sim DESC NULLS LAST, {t}.id LIMIT {K}"
     );
@@ -213,8 +214,8 @@ fn rejected_neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
 
 /// Retracted memories in the candidate's scope (same tenant and user): the same content, or the
 /// nearest by vector (review step 7 queues a repeat of one for a human). Erased ones are gone.
-/// They are read from promoted_retracted, which holds only these rows, and only the K nearest
-/// are joined for their columns.
+/// They are read from promoted_retracted, which holds only these rows, the query vector is
+/// converted once (an InitPlan), and only the K nearest are joined for their columns.
 fn retracted_neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
     let vs = vector_schema(client);
     let user = same_user("r", c.user_id.is_none());
@@ -222,7 +223,7 @@ fn retracted_neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
         "SELECT {COLUMNS}, nn.sim FROM ( \
            SELECT r.id, r.content_hash = $6 AS same, \
                   CASE WHEN r.embedding_model = $3 AND r.embedding IS NOT NULL AND $4::real[] IS NOT NULL \
-                       THEN 1 - (r.embedding OPERATOR({vs}.<=>) $4::real[]::{vs}.vector) END AS sim \
+                       THEN 1 - (r.embedding OPERATOR({vs}.<=>) (SELECT $4::real[]::{vs}.vector)) END AS sim \
            FROM memory_fabric.promoted_memory r \
            WHERE r.tenant_id = $1 AND {user} AND r.retracted_at IS NOT NULL AND r.erased_at IS NULL \
            ORDER BY same DESC, sim DESC NULLS LAST, r.id LIMIT {K}) nn \
