@@ -167,18 +167,23 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
 }
 
 /// The K rows of `from_where` nearest the candidate: the same content first, then the most
-/// similar by vector of the candidate's model. `t` is the alias of the rows compared, `columns`
-/// the first eleven columns read_neighbor reads. Parameters: $1 tenant, $2 user, $3 model,
-/// $4 embedding, $5 the candidate's id, $6 its content hash. An exact scan: the rows are few. The
-/// query vector is converted once (an InitPlan), not once per row.
-fn nearest_of(client: &SpiClient<'_>, c: &Candidate, t: &str, columns: &str, from_where: &str, what: &str) -> Vec<Neighbor> {
+/// similar by vector of the candidate's model. `from_where` names the rows compared `r` and
+/// ranks them by id, content hash and vector alone; only the K kept are then joined by `join`
+/// (to `nn.id`) for `columns`, the first eleven columns read_neighbor reads. Parameters:
+/// $1 tenant, $2 user, $3 model, $4 embedding, $5 the candidate's id, $6 its content hash. An
+/// exact scan: the rows are few. The query vector is converted once (an InitPlan), not once
+/// per row.
+fn nearest_of(client: &SpiClient<'_>, c: &Candidate, from_where: &str, join: &str, columns: &str, what: &str) -> Vec<Neighbor> {
     let vs = vector_schema(client);
     let sql = format!(
-        "SELECT {columns}, \
-                CASE WHEN {t}.embedding_model = $3 AND {t}.embedding IS NOT NULL AND $4::real[] IS NOT NULL \
-                     THEN 1 - ({t}.embedding OPERATOR({vs}.<=>) (SELECT $4::real[]::{vs}.vector)) END AS sim \
-         {from_where} \
-         ORDER BY ({t}.content_hash = $6) DESC, sim DESC NULLS LAST, {t}.id LIMIT {K}"
+        "SELECT {columns}, nn.sim FROM ( \
+           SELECT r.id, r.content_hash = $6 AS same, \
+                  CASE WHEN r.embedding_model = $3 AND r.embedding IS NOT NULL AND $4::real[] IS NOT NULL \
+                       THEN 1 - (r.embedding OPERATOR({vs}.<=>) (SELECT $4::real[]::{vs}.vector)) END AS sim \
+           {from_where} \
+           ORDER BY same DESC, sim DESC NULLS LAST, r.id LIMIT {K}) nn \
+         {join} \
+         ORDER BY nn.same DESC, nn.sim DESC NULLS LAST, nn.id"
     );
     let p = plan(client, &sql, &[TEXT, TEXT, TEXT, FLOAT4_ARRAY, TEXT, TEXT], false);
     client
@@ -209,45 +214,20 @@ fn rejected_neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
     );
     let columns = "r.id, r.text, r.entity, r.predicate, r.value::text, r.intent_id, r.source, r.confidence, \
                    jsonb_array_length(r.evidence_refs), extract(epoch FROM r.captured_at)::float8, r.content_hash";
-    nearest_of(client, c, "r", columns, &from_where, "rejections")
+    nearest_of(client, c, &from_where, "JOIN memory_fabric.candidates r ON r.id = nn.id", columns, "rejections")
 }
 
 /// Retracted memories in the candidate's scope (same tenant and user): the same content, or the
 /// nearest by vector (review step 7 queues a repeat of one for a human). Erased ones are gone.
-/// They are read from promoted_retracted, which holds only these rows, the query vector is
-/// converted once (an InitPlan), and only the K nearest are joined for their columns.
+/// They are read from promoted_retracted, which holds only these rows.
 fn retracted_neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
-    let vs = vector_schema(client);
     let user = same_user("r", c.user_id.is_none());
-    let sql = format!(
-        "SELECT {COLUMNS}, nn.sim FROM ( \
-           SELECT r.id, r.content_hash = $6 AS same, \
-                  CASE WHEN r.embedding_model = $3 AND r.embedding IS NOT NULL AND $4::real[] IS NOT NULL \
-                       THEN 1 - (r.embedding OPERATOR({vs}.<=>) (SELECT $4::real[]::{vs}.vector)) END AS sim \
-           FROM memory_fabric.promoted_memory r \
-           WHERE r.tenant_id = $1 AND {user} AND r.retracted_at IS NOT NULL AND r.erased_at IS NULL \
-           ORDER BY same DESC, sim DESC NULLS LAST, r.id LIMIT {K}) nn \
-         JOIN memory_fabric.promoted_memory m ON m.id = nn.id \
-         JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
-         ORDER BY nn.same DESC, nn.sim DESC NULLS LAST, m.id"
+    let from_where = format!(
+        "FROM memory_fabric.promoted_memory r \
+         WHERE r.tenant_id = $1 AND {user} AND r.retracted_at IS NOT NULL AND r.erased_at IS NULL"
     );
-    let p = plan(client, &sql, &[TEXT, TEXT, TEXT, FLOAT4_ARRAY, TEXT, TEXT], false);
-    client
-        .select(
-            &*p,
-            None,
-            &[
-                c.tenant_id.as_str().into(),
-                c.user_id.as_deref().into(),
-                c.embedding_model.as_str().into(),
-                c.embedding.clone().into(),
-                c.id.as_str().into(),
-                c.content_hash.as_str().into(),
-            ],
-        )
-        .unwrap_or_else(|e| error!("memory_fabric: cannot read retracted memories: {e}"))
-        .map(|r| read_neighbor(&r, Some(12)))
-        .collect()
+    let join = "JOIN memory_fabric.promoted_memory m ON m.id = nn.id JOIN memory_fabric.candidates c ON c.id = m.candidate_id";
+    nearest_of(client, c, &from_where, join, COLUMNS, "retracted memories")
 }
 
 /// Whether the scope holds more than `limit` unretracted memories of the candidate's model that

@@ -22,6 +22,10 @@ SELECT memory_fabric.create_embedding_index('regress/tiny-8', 8) AS idx \gset
 SELECT :'idx' ~ '^promoted_hnsw_[0-9a-f]{16}_8$' AS named;
 SELECT pg_catalog.regexp_replace(indexdef, 'promoted_hnsw_[0-9a-f]+_8', 'promoted_hnsw_…_8') AS indexdef
 FROM pg_catalog.pg_indexes WHERE schemaname = 'memory_fabric' AND indexname = :'idx';
+-- built with the built-in models' graph parameters (sql/schema.sql)
+SELECT i.reloptions = b.reloptions AS same_parameters_as_builtin
+FROM pg_catalog.pg_class i, pg_catalog.pg_class b
+WHERE i.oid = ('memory_fabric.' || :'idx')::regclass AND b.oid = 'memory_fabric.promoted_builtin_hnsw'::regclass;
 -- again: the same index, nothing created
 SELECT memory_fabric.create_embedding_index('regress/tiny-8', 8) = :'idx' AS same;
 -- review searches the index once the scope is above memory_fabric.exact_search_limit: a
