@@ -71,15 +71,19 @@ def verdict(cand, th):
         search = (f"SELECT m.id, 1 - (m.embedding::vector(384) <=> %(v)s::vector(384)) AS sim FROM memory_fabric.promoted_memory m "
                   f"WHERE {scope} AND m.embedding_model = 'bench-384' ORDER BY m.embedding::vector(384) <=> %(v)s::vector(384) LIMIT 5")
     else:
-        # the same four index ranges the extension reads (covering index, then the rows too wide for it)
+        # the same four index ranges the extension reads (covering index, then the rows too wide for
+        # it), ranked by the quantised embeddings, the first 64 compared exactly
         fits = ("memory_fabric._scope_fits(m.tenant_id, m.user_id, m.intent_scope, m.embedding_model, m.id, "
                 "m.classification, m.consent_id, m.embedding)")
-        parts = [f"SELECT m.id, 1 - (m.embedding <=> %(v)s::vector) AS sim FROM memory_fabric.promoted_memory m "
+        parts = [f"SELECT m.id, m.embedding_bits <~> (SELECT binary_quantize(%(v)s::vector)) AS d "
+                 f"FROM memory_fabric.promoted_memory m "
                  f"WHERE m.tenant_id = %(t)s AND {same_user('m')} AND {intent} "
                  f"AND m.embedding_model = 'bench-384' AND {fit} AND m.retracted_at IS NULL "
                  f"AND (m.expires_at IS NULL OR m.expires_at > clock_timestamp())"
                  for fit in (fits, "NOT " + fits) for intent in ("m.intent_scope IS NULL", "m.intent_scope = %(i)s")]
-        search = f"SELECT s.id, s.sim FROM ({' UNION ALL '.join(parts)}) s ORDER BY s.sim DESC, s.id LIMIT 5"
+        search = (f"SELECT r.id, 1 - (m.embedding <=> %(v)s::vector) AS sim "
+                  f"FROM (SELECT s.id FROM ({' UNION ALL '.join(parts)}) s ORDER BY s.d, s.id LIMIT 64) r "
+                  f"JOIN memory_fabric.promoted_memory m ON m.id = r.id ORDER BY sim DESC, r.id LIMIT 5")
     cur.execute(f"SELECT {COLS}, nn.sim FROM ({search}) nn JOIN memory_fabric.promoted_memory m ON m.id = nn.id "
                 f"JOIN memory_fabric.candidates c ON c.id = m.candidate_id ORDER BY nn.sim DESC, m.id", args)
     near = cur.fetchall()

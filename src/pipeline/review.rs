@@ -17,6 +17,11 @@ use serde_json::json;
 /// Neighbours compared by vector.
 const K: i64 = 5;
 
+/// The exact search ranks its scope by the quantised embeddings (promoted_memory.embedding_bits,
+/// read index-only from promoted_scope_bits) and computes the exact similarity of this many
+/// first rows, from the heap.
+const RESCORED: i64 = 4 * K;
+
 const COLUMNS: &str = "m.id, m.text, m.entity, m.predicate, m.value::text, m.intent_scope, m.source, m.confidence, \
      jsonb_array_length(m.evidence_refs), extract(epoch FROM c.captured_at)::float8, m.content_hash";
 
@@ -113,15 +118,16 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
                  ORDER BY m.embedding::{vs}.vector({d}) OPERATOR({vs}.<=>) $5::real[]::{vs}.vector({d}) LIMIT $6"
             )
         } else {
-            // The scope, cross-intent and of the intent, read from promoted_scope_vectors
-            // (index-only, contiguous) or, for rows too wide for it, through promoted_scope_wide.
-            // The query vector is converted once per part (an InitPlan), not once per row.
+            // The scope, cross-intent and of the intent, read from promoted_scope_bits
+            // (index-only, contiguous) or, for rows too wide for it, through promoted_scope_wide,
+            // ranked by the quantised embeddings' differing bits; the RESCORED first rows are
+            // then compared exactly. The query vector is converted once per part (an InitPlan).
             let fits = "memory_fabric._scope_fits(m.tenant_id, m.user_id, m.intent_scope, m.embedding_model, m.id, \
                         m.classification, m.consent_id, m.embedding)";
             let part = |intent: &str, fit: &str| {
                 let sc = scope_of(c.user_id.is_none(), intent);
                 format!(
-                    "SELECT m.id, 1 - (m.embedding OPERATOR({vs}.<=>) (SELECT $5::real[]::{vs}.vector)) AS sim \
+                    "SELECT m.id, m.embedding_bits OPERATOR({vs}.<~>) (SELECT {vs}.binary_quantize($5::real[]::{vs}.vector)) AS d \
                      FROM memory_fabric.promoted_memory m WHERE {sc} AND m.embedding_model = $4 AND {fit}"
                 )
             };
@@ -131,7 +137,12 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
                 part("m.intent_scope IS NULL", &format!("NOT {fits}")),
                 part("m.intent_scope = $3", &format!("NOT {fits}")),
             ];
-            format!("SELECT s.id, s.sim FROM ({}) s ORDER BY s.sim DESC, s.id LIMIT $6", parts.join(" UNION ALL "))
+            format!(
+                "SELECT r.id, 1 - (m.embedding OPERATOR({vs}.<=>) (SELECT $5::real[]::{vs}.vector)) AS sim \
+                 FROM (SELECT s.id FROM ({}) s ORDER BY s.d, s.id LIMIT {RESCORED}) r \
+                 JOIN memory_fabric.promoted_memory m ON m.id = r.id ORDER BY sim DESC, r.id LIMIT $6",
+                parts.join(" UNION ALL ")
+            )
         };
         let rows_sql = format!(
             "SELECT {COLUMNS}, nn.sim FROM ({search}) nn \

@@ -163,7 +163,8 @@ SELECT * FROM memory_fabric.forget_subject('t_erase', 'u7', 'GDPR request 2026-1
 SELECT text, value, embedding IS NULL AS no_embedding, metadata, erased_at IS NOT NULL AS erased,
        content_hash = :'hash_before' AS hash_kept, captured_at = :'captured_before' AS time_kept
 FROM memory_fabric.candidates WHERE id = :'e1';
-SELECT text, embedding IS NULL AS no_embedding, retracted_at IS NOT NULL AS retracted, retraction_reason, erased_at IS NOT NULL AS erased
+SELECT text, embedding IS NULL AS no_embedding, embedding_bits IS NULL AS no_bits, retracted_at IS NOT NULL AS retracted,
+       retraction_reason, erased_at IS NOT NULL AS erased
 FROM memory_fabric.promoted_memory WHERE id = :'e1_pm';
 SELECT text FROM memory_fabric.candidates WHERE id = :'keep';
 SELECT count(*) AS recalled FROM memory_fabric.recall('t_erase', NULL, user_id => 'u7', classification_allowed => ARRAY['PII']);

@@ -146,7 +146,7 @@ WHERE tenant_id = 't_maint' AND embedding IS NOT NULL GROUP BY 1 ORDER BY 1;
 -- back to the built-in embedder, all of them
 CALL memory_fabric.reembed_memories('t_maint', batch_size => 4);
 SELECT embedding_model, count(*), bool_and(embedding = (SELECT coalesce(e.semantic, e.builtin) FROM memory_fabric._embed_query('t_maint', text) e)::vector)
-       AS builtin_vector_of_its_text
+       AS builtin_vector_of_its_text, bool_and(embedding_bits = binary_quantize(embedding)) AS bits_of_new_vector
 FROM memory_fabric.promoted_memory WHERE tenant_id = 't_maint' AND embedding IS NOT NULL GROUP BY 1;
 RESET memory_fabric.tenant_id;
 

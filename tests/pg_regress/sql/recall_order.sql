@@ -95,15 +95,23 @@ ORDER BY u.priority DESC, u.promoted_at DESC, u.id LIMIT 8;
 -- The plan recall uses with a query: each part of the scope read index-only from
 -- promoted_scope_vectors, and the rows too wide for it through promoted_scope_wide.
 EXPLAIN (COSTS OFF)
-SELECT p.id, 1 - (p.embedding <=> '[0.3, -0.8, 1.9]') FROM memory_fabric.promoted_memory p
-WHERE p.tenant_id = 't_ord' AND p.user_id = 'u1' AND p.intent_scope IS NULL
+SELECT p.id, p.priority, p.promoted_at, 1 - (p.embedding <=> '[0.3, -0.8, 1.9]') FROM memory_fabric.promoted_memory p
+WHERE p.tenant_id = 't_ord' AND p.user_id = 'u1' AND p.intent_scope IS NULL AND p.classification = ANY ('{PUBLIC}')
   AND memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id, p.classification,
                                 p.consent_id, p.embedding)
 UNION ALL
-SELECT p.id, NULL FROM memory_fabric.promoted_memory p
-WHERE p.tenant_id = 't_ord' AND p.user_id = 'u1' AND p.intent_scope IS NULL
+SELECT p.id, p.priority, p.promoted_at, NULL FROM memory_fabric.promoted_memory p
+WHERE p.tenant_id = 't_ord' AND p.user_id = 'u1' AND p.intent_scope IS NULL AND p.classification = ANY ('{PUBLIC}')
   AND NOT memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id, p.classification,
                                     p.consent_id, p.embedding);
+-- Review's exact search reads the scope's live rows, their quantised embeddings, index-only from
+-- the smaller promoted_scope_bits (which recall above cannot use: it holds no retracted rows).
+EXPLAIN (COSTS OFF)
+SELECT p.id, p.embedding_bits <~> binary_quantize('[0.3, -0.8, 1.9]'::vector) FROM memory_fabric.promoted_memory p
+WHERE p.tenant_id = 't_ord' AND p.user_id = 'u1' AND p.intent_scope IS NULL AND p.embedding_model = 'ord-3'
+  AND p.retracted_at IS NULL AND (p.expires_at IS NULL OR p.expires_at > clock_timestamp())
+  AND memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id, p.classification,
+                                p.consent_id, p.embedding);
 
 -- The widest rows promoted_scope_vectors takes: counted bytes at exactly 2400 are stored, one byte
 -- more goes to promoted_scope_wide, and no insert may fail on the btree entry limit (2704 bytes).
