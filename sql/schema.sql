@@ -238,7 +238,7 @@ CREATE TABLE memory_fabric.promoted_memory (
     promoted_by_role  text,
     erased_at         timestamptz,
     -- The embedding quantised to one bit a dimension (its signs), kept by PostgreSQL itself: 48
-    -- bytes for 384 dimensions against 1536. Review's exact search ranks a scope by it
+    -- bytes for 384 dimensions against 1536. Review ranks a large scope by it
     -- (promoted_scope_bits). NULL with the embedding, so erasure clears it too.
     embedding_bits    bit varying GENERATED ALWAYS AS (@pgvector@.binary_quantize(embedding)) STORED,
     CHECK (retracted_at IS NULL OR (retracted_by IS NOT NULL AND retraction_reason IS NOT NULL))
@@ -286,7 +286,7 @@ CREATE INDEX promoted_scope_vectors ON memory_fabric.promoted_memory (tenant_id,
     WHERE memory_fabric._scope_fits(tenant_id, user_id, intent_scope, embedding_model, id, classification, consent_id, embedding);
 CREATE INDEX promoted_scope_wide ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
     WHERE NOT memory_fabric._scope_fits(tenant_id, user_id, intent_scope, embedding_model, id, classification, consent_id, embedding);
--- Review's exact search ranks the scope's live rows by their quantised embeddings
+-- Review's search of a scope above 2000 rows ranks the live rows by their quantised embeddings
 -- (embedding_bits, 48 bytes for 384 dimensions against 1536) and compares only the first ones
 -- exactly: it reads them from promoted_scope_bits, which holds what that ranking needs and is a
 -- few percent of promoted_scope_vectors' size. Only unretracted rows, so that recall (which

@@ -131,6 +131,37 @@ fn nearest(candidate_id: &str) -> Option<(String, f64)> {
     })
 }
 
+/// A scope above review::EXACT_ROWS is ranked by the quantised embeddings and only the first rows
+/// are compared exactly: a near-duplicate must still come out as the nearest, with the exact
+/// similarity, as a plain scan of the scope ordered by cosine distance finds it.
+#[pg_test]
+fn quantised_ranking_finds_near_duplicates_in_large_scopes() {
+    Spi::run("SET memory_fabric.builtin_model = 'memory_fabric/hash-384-v1'").unwrap();
+    let channels = ["email", "phone", "sms", "post", "chat", "fax"];
+    let topics = ["billing", "shipping", "returns", "outages", "renewals", "security", "invoices"];
+    let texts: Vec<String> = (0..2100)
+        .map(|i| format!("Customer cust_{i} prefers {} for {} updates", channels[i % 6], topics[(i / 6) % 7]))
+        .collect();
+    bulk_promote("t_bits", &texts);
+    Spi::run("ANALYZE memory_fabric.promoted_memory").unwrap();
+    let rows = Spi::get_one::<i64>("SELECT count(*) FROM memory_fabric.promoted_memory WHERE tenant_id = 't_bits'");
+    assert!(rows.unwrap().unwrap() > crate::pipeline::review::EXACT_ROWS, "the scope is ranked by bits");
+    for i in [7usize, 1042, 2099] {
+        let probe = format!("Customer cust_{i} prefers {} for {} updates, noted", channels[i % 6], topics[(i / 6) % 7]);
+        let id = capture("t_bits", &probe);
+        let (plain_id, plain_sim) = Spi::get_two_with_args::<String, f64>(
+            "SELECT m.id, 1 - (m.embedding <=> c.embedding) FROM memory_fabric.promoted_memory m, memory_fabric.candidates c
+             WHERE c.id = $1 AND m.tenant_id = 't_bits' AND m.candidate_id <> c.id
+             ORDER BY m.embedding <=> c.embedding, m.id LIMIT 1",
+            &[id.as_str().into()],
+        )
+        .unwrap();
+        let found = nearest(&id).expect("the search finds a neighbour");
+        assert_eq!(Some(found.0), plain_id, "{probe}");
+        assert!((found.1 - plain_sim.unwrap()).abs() < 1e-6);
+    }
+}
+
 #[pg_test]
 fn scoped_nearest_neighbour_is_exact_through_the_index() {
     // the hashing model's index is the one looked at below

@@ -17,9 +17,12 @@ use serde_json::json;
 /// Neighbours compared by vector.
 const K: i64 = 5;
 
-/// The exact search ranks its scope by the quantised embeddings (promoted_memory.embedding_bits,
-/// read index-only from promoted_scope_bits) and computes the exact similarity of this many
-/// first rows, from the heap.
+/// A scope of up to this many rows is compared exactly, every row. A larger one, up to
+/// `exact_search_limit`, is ranked by the quantised embeddings (promoted_memory.embedding_bits,
+/// read index-only from promoted_scope_bits) and the RESCORED first rows are compared exactly,
+/// from the heap: a near-duplicate ranks first by either measure (bench: recall@1 1.0000), while
+/// a weak match among sparse vectors (the hashing model's) may rank below RESCORED.
+pub(crate) const EXACT_ROWS: i64 = 2000;
 const RESCORED: i64 = 4 * K;
 
 const COLUMNS: &str = "m.id, m.text, m.entity, m.predicate, m.value::text, m.intent_scope, m.source, m.confidence, \
@@ -101,7 +104,9 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
     // Nearest by vector, within the scope and the candidate's model only.
     if c.embedding.is_some() {
         let limit = gucs::EXACT_SEARCH_LIMIT.get().max(0) as i64;
-        let use_index = scope_size_exceeds(client, c, limit);
+        let rows = scope_size(client, c, limit.max(EXACT_ROWS));
+        let use_index = rows > limit;
+        let by_bits = rows > EXACT_ROWS;
         // The search reads ids and similarities only; the K winners are then joined for their
         // columns (reading every row's columns before the sort cost more than the search).
         let search = if use_index {
@@ -118,16 +123,22 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
                  ORDER BY m.embedding::{vs}.vector({d}) OPERATOR({vs}.<=>) $5::real[]::{vs}.vector({d}) LIMIT $6"
             )
         } else {
-            // The scope, cross-intent and of the intent, read from promoted_scope_bits
-            // (index-only, contiguous) or, for rows too wide for it, through promoted_scope_wide,
-            // ranked by the quantised embeddings' differing bits; the RESCORED first rows are
-            // then compared exactly. The query vector is converted once per part (an InitPlan).
+            // The scope, cross-intent and of the intent, read index-only (promoted_scope_vectors
+            // for the vectors, promoted_scope_bits for their quantised bits) or, for rows too wide
+            // for them, through promoted_scope_wide; by the cosine distance, or by the differing
+            // bits with the RESCORED first rows then compared exactly (EXACT_ROWS says when).
+            // The query vector is converted once per part (an InitPlan), not once per row.
             let fits = "memory_fabric._scope_fits(m.tenant_id, m.user_id, m.intent_scope, m.embedding_model, m.id, \
                         m.classification, m.consent_id, m.embedding)";
+            let distance = if by_bits {
+                format!("m.embedding_bits OPERATOR({vs}.<~>) (SELECT {vs}.binary_quantize($5::real[]::{vs}.vector))")
+            } else {
+                format!("m.embedding OPERATOR({vs}.<=>) (SELECT $5::real[]::{vs}.vector)")
+            };
             let part = |intent: &str, fit: &str| {
                 let sc = scope_of(c.user_id.is_none(), intent);
                 format!(
-                    "SELECT m.id, m.embedding_bits OPERATOR({vs}.<~>) (SELECT {vs}.binary_quantize($5::real[]::{vs}.vector)) AS d \
+                    "SELECT m.id, {distance} AS d \
                      FROM memory_fabric.promoted_memory m WHERE {sc} AND m.embedding_model = $4 AND {fit}"
                 )
             };
@@ -136,13 +147,17 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
                 part("m.intent_scope = $3", fits),
                 part("m.intent_scope IS NULL", &format!("NOT {fits}")),
                 part("m.intent_scope = $3", &format!("NOT {fits}")),
-            ];
-            format!(
-                "SELECT r.id, 1 - (m.embedding OPERATOR({vs}.<=>) (SELECT $5::real[]::{vs}.vector)) AS sim \
-                 FROM (SELECT s.id FROM ({}) s ORDER BY s.d, s.id LIMIT {RESCORED}) r \
-                 JOIN memory_fabric.promoted_memory m ON m.id = r.id ORDER BY sim DESC, r.id LIMIT $6",
-                parts.join(" UNION ALL ")
-            )
+            ]
+            .join(" UNION ALL ");
+            if by_bits {
+                format!(
+                    "SELECT r.id, 1 - (m.embedding OPERATOR({vs}.<=>) (SELECT $5::real[]::{vs}.vector)) AS sim \
+                     FROM (SELECT s.id FROM ({parts}) s ORDER BY s.d, s.id LIMIT {RESCORED}) r \
+                     JOIN memory_fabric.promoted_memory m ON m.id = r.id ORDER BY sim DESC, r.id LIMIT $6"
+                )
+            } else {
+                format!("SELECT s.id, 1 - s.d AS sim FROM ({parts}) s ORDER BY s.d, s.id LIMIT $6")
+            }
         };
         let rows_sql = format!(
             "SELECT {COLUMNS}, nn.sim FROM ({search}) nn \
@@ -241,10 +256,10 @@ fn retracted_neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
     nearest_of(client, c, &from_where, join, COLUMNS, "retracted memories")
 }
 
-/// Whether the scope holds more than `limit` unretracted memories of the candidate's model that
-/// are cross-intent or of its intent: the rows the exact search visits (expiry is not looked at).
-/// Two index-only scans of promoted_scope, each stopping after `limit` + 1 entries.
-fn scope_size_exceeds(client: &SpiClient<'_>, c: &Candidate, limit: i64) -> bool {
+/// How many unretracted memories of the candidate's model that are cross-intent or of its intent
+/// the scope holds, counted up to `limit` + 1 in each part: the rows the exact search visits
+/// (expiry is not looked at). Two index-only scans of promoted_scope, each stopping there.
+fn scope_size(client: &SpiClient<'_>, c: &Candidate, limit: i64) -> i64 {
     let user = same_user("m", c.user_id.is_none());
     let part = |intent: &str| {
         format!(
@@ -254,7 +269,7 @@ fn scope_size_exceeds(client: &SpiClient<'_>, c: &Candidate, limit: i64) -> bool
     };
     let sql = format!("SELECT {} + {}", part("m.intent_scope IS NULL"), part("m.intent_scope = $3"));
     let p = plan(client, &sql, &[TEXT, TEXT, TEXT, TEXT, crate::spi::INT8], false);
-    let n: i64 = client
+    client
         .select(
             &*p,
             None,
@@ -262,8 +277,7 @@ fn scope_size_exceeds(client: &SpiClient<'_>, c: &Candidate, limit: i64) -> bool
         )
         .and_then(|t| t.first().get_one::<i64>())
         .unwrap_or_else(|e| error!("memory_fabric: cannot size scope: {e}"))
-        .unwrap_or(0);
-    n > limit
+        .unwrap_or(0)
 }
 
 /// Sets a setting for the rest of the transaction and returns (name, previous value) so the
