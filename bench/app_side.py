@@ -38,6 +38,9 @@ cur.execute("""INSERT INTO bench.app_side_used SELECT p.id FROM bench.pipeline_p
 conn.commit()
 
 CARD = re.compile(r"\b(?:\d[ -]?){13,19}\b")
+# review's exact search as src/pipeline/review.rs does it (EXACT_ROWS, RESCORED = 4 * K there)
+EXACT_ROWS = 2000
+RESCORED = 20
 COLS = ("m.id, m.text, m.entity, m.predicate, m.value::text, m.intent_scope, m.source, m.confidence, "
         "jsonb_array_length(m.evidence_refs), extract(epoch FROM c.captured_at)::float8, m.content_hash")
 SCOPE = ("m.tenant_id = %(t)s AND {user} AND (m.intent_scope IS NULL OR m.intent_scope = %(i)s) "
@@ -63,27 +66,35 @@ def verdict(cand, th):
     exact = cur.fetchall()
     cur.execute("SELECT count(*) FROM (SELECT 1 FROM memory_fabric.promoted_memory m WHERE m.tenant_id = %(t)s "
                 f"AND {same_user('m')} AND m.embedding_model = 'bench-384' AND m.retracted_at IS NULL "
-                "LIMIT %(n)s) s", dict(args, n=a.exact_limit + 1))
-    big = cur.fetchone()[0] > a.exact_limit
+                "LIMIT %(n)s) s", dict(args, n=max(a.exact_limit, EXACT_ROWS) + 1))
+    rows = cur.fetchone()[0]
+    big = rows > a.exact_limit
     if big:
         cur.execute("SET LOCAL hnsw.iterative_scan = strict_order")
         cur.execute("SET LOCAL hnsw.ef_search = 40")
         search = (f"SELECT m.id, 1 - (m.embedding::vector(384) <=> %(v)s::vector(384)) AS sim FROM memory_fabric.promoted_memory m "
                   f"WHERE {scope} AND m.embedding_model = 'bench-384' ORDER BY m.embedding::vector(384) <=> %(v)s::vector(384) LIMIT 5")
     else:
-        # the same four index ranges the extension reads (covering index, then the rows too wide for
-        # it), ranked by the quantised embeddings, the first 64 compared exactly
+        # the same four index ranges the extension reads (covering indexes, then the rows too wide
+        # for them): every row compared exactly up to EXACT_ROWS rows, above that ranked by the
+        # quantised embeddings and the first RESCORED compared exactly
+        by_bits = rows > EXACT_ROWS
+        distance = ("m.embedding_bits <~> (SELECT binary_quantize(%(v)s::vector))" if by_bits
+                    else "m.embedding <=> (SELECT %(v)s::vector)")
         fits = ("memory_fabric._scope_fits(m.tenant_id, m.user_id, m.intent_scope, m.embedding_model, m.id, "
                 "m.classification, m.consent_id, m.embedding)")
-        parts = [f"SELECT m.id, m.embedding_bits <~> (SELECT binary_quantize(%(v)s::vector)) AS d "
-                 f"FROM memory_fabric.promoted_memory m "
+        parts = " UNION ALL ".join(
+                 f"SELECT m.id, {distance} AS d FROM memory_fabric.promoted_memory m "
                  f"WHERE m.tenant_id = %(t)s AND {same_user('m')} AND {intent} "
                  f"AND m.embedding_model = 'bench-384' AND {fit} AND m.retracted_at IS NULL "
                  f"AND (m.expires_at IS NULL OR m.expires_at > clock_timestamp())"
-                 for fit in (fits, "NOT " + fits) for intent in ("m.intent_scope IS NULL", "m.intent_scope = %(i)s")]
-        search = (f"SELECT r.id, 1 - (m.embedding <=> %(v)s::vector) AS sim "
-                  f"FROM (SELECT s.id FROM ({' UNION ALL '.join(parts)}) s ORDER BY s.d, s.id LIMIT 64) r "
-                  f"JOIN memory_fabric.promoted_memory m ON m.id = r.id ORDER BY sim DESC, r.id LIMIT 5")
+                 for fit in (fits, "NOT " + fits) for intent in ("m.intent_scope IS NULL", "m.intent_scope = %(i)s"))
+        if by_bits:
+            search = (f"SELECT r.id, 1 - (m.embedding <=> %(v)s::vector) AS sim "
+                      f"FROM (SELECT s.id FROM ({parts}) s ORDER BY s.d, s.id LIMIT {RESCORED}) r "
+                      f"JOIN memory_fabric.promoted_memory m ON m.id = r.id ORDER BY sim DESC, r.id LIMIT 5")
+        else:
+            search = f"SELECT s.id, 1 - s.d AS sim FROM ({parts}) s ORDER BY s.d, s.id LIMIT 5"
     cur.execute(f"SELECT {COLS}, nn.sim FROM ({search}) nn JOIN memory_fabric.promoted_memory m ON m.id = nn.id "
                 f"JOIN memory_fabric.candidates c ON c.id = m.candidate_id ORDER BY nn.sim DESC, m.id", args)
     near = cur.fetchall()
