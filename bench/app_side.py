@@ -3,11 +3,12 @@
 loopback connection, one statement per step (the design memory_fabric replaces).
 
 It runs the steps the extension runs, in the same order and with the same queries, against the
-same tables (same rows, same indexes, the same HNSW index), as the owner, so only where the
+same tables (same rows, same indexes, the same HNSW index if --hnsw made one), as the owner, so only where the
 algorithm runs differs:
   capture:  tenant grant check, model dimensions, redaction (in Python), INSERT candidate
   review:   lock candidate, read it, read policy, rejected neighbours, exact matches (hash or
-            fact), scope size, nearest neighbours (exact scan below the same limit, HNSW above),
+            fact), scope size, nearest neighbours (a scan of the scope; HNSW above the same limit
+            when the model has an index),
             decide (in Python), INSERT review
   promote:  lock candidate, promoted already?, latest decision, effective review, lock scope,
             the verdict again (policy, rejections, exact, size, nearest), INSERT promoted, INSERT
@@ -24,10 +25,14 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--host", default="127.0.0.1"); ap.add_argument("--port"); ap.add_argument("--db"); ap.add_argument("--size")
 ap.add_argument("--user", default="postgres")
 ap.add_argument("--n", type=int, default=200)
-ap.add_argument("--exact-limit", type=int, default=2000)
+ap.add_argument("--exact-limit", type=int, default=20000)
 a = ap.parse_args()
 conn = psycopg.connect(host=a.host, port=a.port, dbname=a.db, user=a.user, autocommit=False)
 cur = conn.cursor()
+cur.execute("SELECT count(*) > 0 FROM pg_catalog.pg_indexes WHERE schemaname = 'memory_fabric' "
+            "AND tablename = 'promoted_memory' AND indexdef LIKE '%%''bench-384''%%'")
+has_index = cur.fetchone()[0]
+conn.commit()
 # Fresh facts no earlier run used (a database reused by --reuse already holds the ones it took).
 cur.execute("CREATE TABLE IF NOT EXISTS bench.app_side_used (probe bigint PRIMARY KEY)")
 cur.execute("""SELECT p.tenant_id, p.user_id, p.intent_id, p.text, p.embedding::text FROM bench.pipeline_pool p
@@ -68,7 +73,7 @@ def verdict(cand, th):
                 f"AND {same_user('m')} AND m.embedding_model = 'bench-384' AND m.retracted_at IS NULL "
                 "LIMIT %(n)s) s", dict(args, n=max(a.exact_limit, EXACT_ROWS) + 1))
     rows = cur.fetchone()[0]
-    big = rows > a.exact_limit
+    big = rows > a.exact_limit and has_index
     if big:
         cur.execute("SET LOCAL hnsw.iterative_scan = strict_order")
         cur.execute("SET LOCAL hnsw.ef_search = 40")

@@ -104,7 +104,7 @@ lines.append("| capture throughput / plain INSERT throughput (target ≥ 0.80) |
 lines.append("| review p50 / exact scoped scan p50 | " + " | ".join(ratio("review", "exact_scan", "p50_ms")) + " |")
 lines.append("| app-side pipeline p50 / in-database pipeline p50 (target: several times) | " + " | ".join(ratio("pipeline", "app_side", "p50_ms", invert=True)) + " |")
 if recall1:
-    lines.append("| review recall@1 (default search / HNSW forced) | " + " | ".join(
+    lines.append("| review recall@1 (default search / HNSW forced, with --hnsw) | " + " | ".join(
         f"{recall1[str(s)][0].split('|')[1] if '|' in recall1.get(str(s), ('',''))[0] else ''} / "
         f"{recall1[str(s)][1].split('|')[1] if '|' in recall1.get(str(s), ('',''))[1] else ''}" for s in sizes) + " |")
 if recall8:

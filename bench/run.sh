@@ -5,11 +5,12 @@
 #   bash bench/run.sh --smoke              # seconds: 2k memories, 1 client (what CI runs)
 #   bash bench/run.sh --sizes 1000000 --load-only   # load (and index) only, to measure later
 #   bash bench/run.sh --sizes 1000000 --reuse       # measure on what is loaded, loading only the rest
+#   bash bench/run.sh --hnsw               # the bench model with an HNSW index (create_embedding_index)
 # Every measured operation calls the public functions as an ordinary role (bench_agent) with
 # row-level security on; loading uses COPY. Results: bench/results/<date>/ and BENCHMARKS.md.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
-sizes=10000,100000,1000000 clients=1,4,16 seconds=20 smoke=0 release=1 txns=100 reuse=0 load_only=0
+sizes=10000,100000,1000000 clients=1,4,16 seconds=20 smoke=0 release=1 txns=100 reuse=0 load_only=0 hnsw=0
 db=memory_fabric_bench
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -19,9 +20,10 @@ while [ $# -gt 0 ]; do
     --smoke) smoke=1; sizes=2000; clients=1; seconds=2; txns=20; release=0; db=memory_fabric_bench_smoke; shift ;;
     --reuse) reuse=1; shift ;;
     --load-only) load_only=1; shift ;;
+    --hnsw) hnsw=1; shift ;;
     --db) db=$2; shift 2 ;;
     --debug-build) release=0; shift ;;
-    *) echo "usage: $0 [--sizes N,N] [--clients N,N] [--seconds S] [--smoke] [--reuse] [--load-only] [--db NAME]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--sizes N,N] [--clients N,N] [--seconds S] [--smoke] [--reuse] [--load-only] [--hnsw] [--db NAME]" >&2; exit 2 ;;
   esac
 done
 cd "$MF_ROOT"
@@ -79,7 +81,10 @@ bench_op() { # size op clients [-T secs | -t txns] user
   if [ $rc != 0 ]; then mf_log "pgbench $op c=$c failed (rc=$rc), see $log/summary.txt"; tail -5 "$log/summary.txt" >&2; fi
 }
 
+drop_model_index="SELECT format('DROP INDEX memory_fabric.%I', indexname) FROM pg_catalog.pg_indexes
+  WHERE schemaname = 'memory_fabric' AND tablename = 'promoted_memory' AND indexdef LIKE '%''bench-384''%' \\gexec"
 for size in ${sizes//,/ }; do
+  changed=0
   if [ "$size" -lt "$loaded" ]; then
     mf_log "$db holds $loaded memories, more than $size: run without --reuse"; exit 2
   elif [ "$size" -gt "$loaded" ]; then
@@ -90,17 +95,26 @@ for size in ${sizes//,/ }; do
     # the baseline table holds the same rows, so a plain INSERT maintains indexes of the same size
     psql_ -d $db -c "\\copy bench.plain_candidates ($cols) FROM '$out/candidates.copy'"
     rm -f "$out/candidates.copy"
-    # the bulk promotion would otherwise insert every row into the HNSW graph one by one (on
-    # 10k -> 100k that took over 7 minutes); the model's index is dropped and made again right
-    # after by memory_fabric.create_embedding_index(), as a user of a model of their own would
-    drop_model_index="SELECT format('DROP INDEX memory_fabric.%I', indexname) FROM pg_catalog.pg_indexes
-      WHERE schemaname = 'memory_fabric' AND tablename = 'promoted_memory' AND indexdef LIKE '%''bench-384''%' \\gexec"
+    # with --hnsw, the bulk promotion would otherwise insert every row into the HNSW graph one by
+    # one (on 10k -> 100k that took over 7 minutes); the model's index is dropped and made again
+    # right after by memory_fabric.create_embedding_index(), as a user of a model of their own would
     echo "$drop_model_index" | psql_ -d $db
     psql_ -d $db -f bench/sql/promote_loaded.sql > /dev/null
     loaded=$size
+    changed=1
+  fi
+  # No model has an HNSW index by default (sql/schema.sql); --hnsw measures the bench model with one.
+  has_index=$(psql_ -At -d $db -c "SELECT count(*) FROM pg_catalog.pg_indexes WHERE schemaname = 'memory_fabric' AND tablename = 'promoted_memory' AND indexdef LIKE '%''bench-384''%'")
+  if [ $hnsw = 1 ] && [ "$has_index" = 0 ]; then
     mf_log "indexing"
     psql_ -d $db -c "SET maintenance_work_mem = '6GB'" -c "SET max_parallel_maintenance_workers = 1" \
       -c "SELECT memory_fabric.create_embedding_index('bench-384', 384)"
+    changed=1
+  elif [ $hnsw = 0 ] && [ "$has_index" != 0 ]; then
+    echo "$drop_model_index" | psql_ -d $db
+    changed=1
+  fi
+  if [ $changed = 1 ]; then
     # nothing left for autovacuum to do while the clock runs
     psql_ -d $db -c "VACUUM ANALYZE memory_fabric.promoted_memory" -c "VACUUM ANALYZE memory_fabric.candidates" \
       -c "VACUUM ANALYZE memory_fabric.reviews" -c "VACUUM ANALYZE bench.plain_candidates" -c "CHECKPOINT"
@@ -127,8 +141,11 @@ for size in ${sizes//,/ }; do
   done
   mf_log "recall@1"
   r_default=$(psql_ -At -d $db -f bench/sql/recall_at_1.sql)
-  psql_ -d $db -c "SET memory_fabric.exact_search_limit = 0" -c "SELECT count(*) FROM bench.review_pool rp, memory_fabric.review_candidate(rp.candidate_id) r" > /dev/null
-  r_index=$(psql_ -At -d $db -f bench/sql/recall_at_1.sql)
+  r_index=-
+  if [ $hnsw = 1 ]; then
+    psql_ -d $db -c "SET memory_fabric.exact_search_limit = 0" -c "SELECT count(*) FROM bench.review_pool rp, memory_fabric.review_candidate(rp.candidate_id) r" > /dev/null
+    r_index=$(psql_ -At -d $db -f bench/sql/recall_at_1.sql)
+  fi
   printf '%s\t%s\t%s\n' "$size" "$r_default" "$r_index" >> "$out/recall_at_1.tsv"
   mf_log "recall@8"
   printf '%s\t%s\n' "$size" "$(psql_ -At -d $db -f bench/sql/recall_at_8.sql)" >> "$out/recall_at_8.tsv"

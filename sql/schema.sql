@@ -143,6 +143,13 @@ CREATE TABLE memory_fabric.reviews (
     reviewed_by              text,
     -- The operator-rejected candidate this one repeats.
     rejection_of_id          text        CHECK (rejection_of_id LIKE 'mc\_%'),
+    -- What the verdict was decided on: the version of the scope's promoted memories read before
+    -- they were searched (memory_fabric.scope_versions; NULL when the scope had none), the live
+    -- memories compared with the candidate and the retracted ones. promote() decides again on
+    -- these memories while the scope's version is unchanged, instead of searching the scope.
+    scope_version            uuid,
+    neighbour_ids            text[],
+    retracted_ids            text[],
     CHECK (status <> 'duplicate_of' OR duplicate_of_id IS NOT NULL),
     CHECK (status <> 'contradicts' OR (contradicts_id IS NOT NULL AND contradiction_resolution IS NOT NULL))
 );
@@ -313,24 +320,13 @@ CREATE INDEX promoted_expired ON memory_fabric.promoted_memory (tenant_id, expir
 -- model's memories in id order, from this index alone.
 CREATE INDEX promoted_model ON memory_fabric.promoted_memory (tenant_id, embedding_model, id)
     WHERE erased_at IS NULL AND embedding IS NOT NULL;
--- Nearest-neighbour search for the built-in embedders' vectors, one index per model. Review
--- searches them only for scopes beyond memory_fabric.exact_search_limit, and only for its few
--- nearest (near-duplicates and contradictions lie far above the similarity of unrelated rows),
--- so the graph is built sparse: m = 8 and ef_construction = 32 made an insert 3.7 times cheaper
--- than pgvector's defaults (16, 64) on 100,000 memories (BENCHMARKS.md). The same for
--- the indexes memory_fabric.create_embedding_index() makes.
-DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
-CREATE INDEX promoted_builtin_hnsw ON memory_fabric.promoted_memory
-    USING hnsw ((embedding::@pgvector@.vector(384)) @pgvector@.vector_cosine_ops)
-    WITH (m = 8, ef_construction = 32)
-    WHERE embedding_model = 'memory_fabric/hash-384-v1'
-$ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
-DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
-CREATE INDEX promoted_semantic_hnsw ON memory_fabric.promoted_memory
-    USING hnsw ((embedding::@pgvector@.vector(384)) @pgvector@.vector_cosine_ops)
-    WITH (m = 8, ef_construction = 32)
-    WHERE embedding_model = 'sentence-transformers/all-MiniLM-L6-v2'
-$ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
+-- No nearest-neighbour (HNSW) index by default. Review ranks a scope of more than 2000 rows by
+-- the quantised embeddings (promoted_scope_bits), whatever its size, unless the model has an
+-- HNSW index and the scope is above memory_fabric.exact_search_limit; recall scores its scope
+-- exactly. An HNSW index is made for a model, built-in or a caller's own, by
+-- memory_fabric.create_embedding_index(model, dimensions), for models whose scopes are too large
+-- to rank (BENCHMARKS.md: an HNSW insert was most of a promotion's cost on 1M memories, while a
+-- filtered HNSW search was slower than ranking a 20,000-row scope).
 
 -- Which roles may act for which tenants ('*': every tenant). Revocation is write-once, so the
 -- history of who could see what is kept.
@@ -394,6 +390,42 @@ CREATE INDEX recall_log_tenant ON memory_fabric.recall_log (tenant_id, recalled_
 CREATE TABLE memory_fabric.locks (key bigint PRIMARY KEY);
 COMMENT ON TABLE memory_fabric.locks IS 'Keys the pipeline serialises on, as row locks; no role reads or locks them';
 REVOKE ALL ON memory_fabric.locks FROM PUBLIC;
+
+-- A version of each scope's promoted memories (a tenant and a user, keyed by the hash of the
+-- key promote() locks the scope with, src/xact.rs scope_key()), replaced by a new random one by
+-- every statement that inserts or updates promoted memories of the scope: a promotion, a
+-- retraction, an erasure, an expiry purge, a re-embedding, a restore. Review records the version
+-- it read before searching; promote() compares it with the current one. Versions are random
+-- (gen_random_uuid(), which no session can seed), so a scope's version never comes back to one
+-- a review recorded, not after a restore either (this table is not dumped: a restored scope
+-- has no version until it changes, and reviews of it are decided again in full). Two scopes
+-- whose keys share a hash share a version, which only makes promote() search more often.
+CREATE TABLE memory_fabric.scope_versions (key bigint PRIMARY KEY, version uuid NOT NULL);
+COMMENT ON TABLE memory_fabric.scope_versions IS
+    'The version of each scope''s promoted memories, new at every change; no role reads or writes it';
+REVOKE ALL ON memory_fabric.scope_versions FROM PUBLIC;
+-- SECURITY DEFINER: the role that installed the extension restores promoted_memory, and writes
+-- it under its own rights, which include nothing on scope_versions.
+CREATE FUNCTION memory_fabric._scope_changed() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    -- in key order, so that two statements changing the same scopes lock their rows alike
+    INSERT INTO memory_fabric.scope_versions AS v (key, version)
+    SELECT s.key, pg_catalog.gen_random_uuid()
+    FROM (SELECT DISTINCT pg_catalog.hashtextextended('scope:' || n.tenant_id || ':' || coalesce(n.user_id, ''), 0) AS key
+          FROM changed n) s
+    ORDER BY s.key
+    ON CONFLICT (key) DO UPDATE SET version = excluded.version;
+    RETURN NULL;
+END
+$$;
+REVOKE ALL ON FUNCTION memory_fabric._scope_changed() FROM PUBLIC;
+CREATE TRIGGER scope_changed_insert AFTER INSERT ON memory_fabric.promoted_memory
+    REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION memory_fabric._scope_changed();
+CREATE TRIGGER scope_changed_update AFTER UPDATE ON memory_fabric.promoted_memory
+    REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION memory_fabric._scope_changed();
+ALTER TABLE memory_fabric.promoted_memory ENABLE ALWAYS TRIGGER scope_changed_insert,
+    ENABLE ALWAYS TRIGGER scope_changed_update;
 
 -- Policy versions are numbered from a sequence across all tenants, so that one tenant's
 -- set_policy() never waits for another's (it locks its own tenant only). Version 1 is the
@@ -604,7 +636,7 @@ GRANT SELECT ON memory_fabric.policies, memory_fabric.embedding_models, memory_f
 -- The role that installed the extension administers its data (dump and restore, as a
 -- non-superuser owner too): every privilege on the tables, the policy version sequence, and a
 -- policy that lets it see and restore every row (src/security.rs). The append-only guards hold
--- for it as for everyone. It gets nothing on locks.
+-- for it as for everyone. It gets nothing on locks or scope_versions.
 GRANT ALL ON memory_fabric.policies, memory_fabric.candidates, memory_fabric.embedding_models,
     memory_fabric.reviews, memory_fabric.decisions, memory_fabric.consents, memory_fabric.promoted_memory,
     memory_fabric.events, memory_fabric.tenant_grants, memory_fabric.recall_log, memory_fabric.review_queue
@@ -613,13 +645,15 @@ REVOKE ALL ON SEQUENCE memory_fabric.policy_versions FROM PUBLIC;
 GRANT SELECT, UPDATE ON SEQUENCE memory_fabric.policy_versions TO @extowner@;
 
 -- Row-level security, enabled and forced on every table; the policies, which call
--- memory_fabric._visible_tenant(), are in src/security.rs. locks has none: nobody reads it.
+-- memory_fabric._visible_tenant(), are in src/security.rs. locks and scope_versions have none:
+-- nobody reads them.
 DO $$
 DECLARE
     t text;
 BEGIN
     FOREACH t IN ARRAY ARRAY['policies', 'candidates', 'embedding_models', 'reviews', 'decisions', 'consents',
-                             'promoted_memory', 'events', 'tenant_grants', 'recall_log', 'locks'] LOOP
+                             'promoted_memory', 'events', 'tenant_grants', 'recall_log', 'locks',
+                             'scope_versions'] LOOP
         EXECUTE pg_catalog.format('ALTER TABLE memory_fabric.%I ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY', t);
     END LOOP;
 END

@@ -237,3 +237,48 @@ pub fn embed_with_function(client: &SpiClient<'_>, func: &str, text: &str) -> (V
     let (qualified, model) = embedding_function(client, func);
     (embed_text(client, &qualified, text), model)
 }
+
+/// The name of the HNSW index memory_fabric.create_embedding_index() makes for model $1's vectors
+/// of $2 dimensions: a stable function of the model's exact name, within PostgreSQL's 63 bytes
+/// whatever the model is called.
+const HNSW_INDEX_NAME: &str = "'promoted_hnsw_' || pg_catalog.left(pg_catalog.encode(pg_catalog.sha256(\
+     pg_catalog.convert_to($1, 'UTF8')), 'hex'), 16) || '_' || $2::text";
+
+/// The name of the HNSW index create_embedding_index() makes for `model`'s vectors of `dims`
+/// dimensions.
+pub fn hnsw_index_name(client: &SpiClient<'_>, model: &str, dims: i32) -> String {
+    client
+        .select(&format!("SELECT {HNSW_INDEX_NAME}"), Some(1), &[model.into(), dims.into()])
+        .and_then(|t| t.first().get_one::<String>())
+        .unwrap_or_else(|e| error!("memory_fabric: cannot hash the model's name: {e}"))
+        .unwrap_or_default()
+}
+
+/// Whether the index named `name` exists in the extension's schema.
+pub fn index_exists(client: &SpiClient<'_>, name: &str) -> bool {
+    client
+        .select(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.relname = $1 \
+             AND c.relnamespace = 'memory_fabric'::pg_catalog.regnamespace)",
+            Some(1),
+            &[name.into()],
+        )
+        .and_then(|t| t.first().get_one::<bool>())
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read the catalog: {e}"))
+        .unwrap_or(false)
+}
+
+/// Whether create_embedding_index() has made the HNSW index for `model`'s vectors of `dims`
+/// dimensions: one kept statement, as review asks it for every candidate with a vector.
+pub fn has_hnsw_index(client: &SpiClient<'_>, model: &str, dims: i32) -> bool {
+    let sql = format!(
+        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.relname = {HNSW_INDEX_NAME} \
+         AND c.relnamespace = 'memory_fabric'::pg_catalog.regnamespace)"
+    );
+    let p = plan(client, &sql, &[TEXT, INT4], false);
+    client
+        .select(&*p, Some(1), &[model.into(), dims.into()])
+        .and_then(|t| t.first().get_one::<bool>())
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read the catalog: {e}"))
+        .unwrap_or(false)
+}

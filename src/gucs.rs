@@ -27,8 +27,9 @@ pub static MODEL_DIR: GucSetting<Option<CString>> = GucSetting::<Option<CString>
 /// second? Used by review instead of the built-in assertion heuristic. Superuser-only.
 pub static CONTRADICTION_FUNCTION: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
-/// Scopes with at most this many promoted memories of a model are searched exactly (a scan of
-/// the scope); larger ones through the HNSW index with an iterative scan.
+/// Scopes with at most this many promoted memories of a model are searched without an index (every
+/// row compared, or above 2000 rows ranked by the quantised embeddings); larger ones through the
+/// model's HNSW index with an iterative scan, when create_embedding_index() made one.
 pub static EXACT_SEARCH_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(20_000);
 
 /// The tenant this transaction acts for (SET LOCAL memory_fabric.tenant_id = '…'). Required of
@@ -98,8 +99,8 @@ pub fn init() {
     );
     GucRegistry::define_int_guc(
         c"memory_fabric.exact_search_limit",
-        c"Largest scope searched exactly by review's nearest-neighbour search.",
-        c"Larger scopes use the HNSW index with an iterative scan.",
+        c"Largest scope review searches without the model's HNSW index.",
+        c"Larger scopes use the index made by memory_fabric.create_embedding_index() for the model, when there is one.",
         &EXACT_SEARCH_LIMIT,
         0,
         1_000_000_000,

@@ -156,16 +156,30 @@ fn quantised_ranking_finds_near_duplicates_in_large_scopes() {
             &[id.as_str().into()],
         )
         .unwrap();
-        let found = nearest(&id).expect("the search finds a neighbour");
-        assert_eq!(Some(found.0), plain_id, "{probe}");
-        assert!((found.1 - plain_sim.unwrap()).abs() < 1e-6);
+        // by the default limit, and above memory_fabric.exact_search_limit: the model has no
+        // HNSW index, so the scope is still ranked by bits, not scanned whole or searched by index
+        for limit in ["20000", "0"] {
+            Spi::run(&format!("SET memory_fabric.exact_search_limit = {limit}")).unwrap();
+            let found = nearest(&id).expect("the search finds a neighbour");
+            assert_eq!(Some(found.0), plain_id, "{probe} (limit {limit})");
+            assert!((found.1 - plain_sim.unwrap()).abs() < 1e-6);
+        }
+        Spi::run("RESET memory_fabric.exact_search_limit").unwrap();
     }
+    let hnsw = Spi::get_one::<i64>(
+        "SELECT count(*) FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid \
+         JOIN pg_catalog.pg_am a ON a.oid = c.relam WHERE i.indrelid = 'memory_fabric.promoted_memory'::regclass AND a.amname = 'hnsw'",
+    );
+    assert_eq!(hnsw, Ok(Some(0)), "no model has an HNSW index unless create_embedding_index() made it");
 }
 
 #[pg_test]
 fn scoped_nearest_neighbour_is_exact_through_the_index() {
-    // the hashing model's index is the one looked at below
+    // the hashing model's index, made as a caller makes one, is the one looked at below
     Spi::run("SET memory_fabric.builtin_model = 'memory_fabric/hash-384-v1'").unwrap();
+    let index = Spi::get_one::<String>("SELECT memory_fabric.create_embedding_index('memory_fabric/hash-384-v1', 384)")
+        .unwrap()
+        .unwrap();
     let channels = ["email", "phone", "sms", "post", "chat", "fax"];
     let topics = ["billing", "shipping", "returns", "outages", "renewals", "security", "invoices"];
     let big: Vec<String> = (0..700)
@@ -210,7 +224,7 @@ fn scoped_nearest_neighbour_is_exact_through_the_index() {
     // A generic plan (what PostgreSQL switches kept plans to after five runs) still uses the
     // partial HNSW index: the model is written into the statement, not passed as a parameter.
     let scans = || {
-        Spi::get_one::<i64>("SELECT pg_stat_get_xact_numscans('memory_fabric.promoted_builtin_hnsw'::regclass)")
+        Spi::get_one_with_args::<i64>("SELECT pg_stat_get_xact_numscans(('memory_fabric.' || $1)::regclass)", &[index.as_str().into()])
             .unwrap()
             .unwrap_or(0)
     };
@@ -218,7 +232,7 @@ fn scoped_nearest_neighbour_is_exact_through_the_index() {
     let probe = capture("t_big", "Customer cust_7 prefers phone for billing updates!");
     let before = scans();
     assert!(nearest(&probe).is_some());
-    assert!(scans() > before, "the generic plan did not scan promoted_builtin_hnsw");
+    assert!(scans() > before, "the generic plan did not scan {index}");
     Spi::run("RESET plan_cache_mode; RESET enable_sort").unwrap();
 
     // The index really is used on the forced path.
@@ -236,15 +250,25 @@ fn scoped_nearest_neighbour_is_exact_through_the_index() {
         .collect()
     });
     let plan = plan.join("\n");
-    assert!(plan.contains("promoted_builtin_hnsw"), "{plan}");
+    assert!(plan.contains(index.as_str()), "{plan}");
 }
 
 #[pg_test]
 fn the_hnsw_settings_are_restored_after_review() {
     Spi::run("SET memory_fabric.builtin_model = 'memory_fabric/hash-384-v1'").unwrap();
+    let index = Spi::get_one::<String>("SELECT memory_fabric.create_embedding_index('memory_fabric/hash-384-v1', 384)")
+        .unwrap()
+        .unwrap();
     Spi::run("SET hnsw.iterative_scan = off; SET memory_fabric.exact_search_limit = 0").unwrap();
     bulk_promote("t_restore", &["Deploys are frozen on Fridays".to_string()]);
     let id = capture("t_restore", "Deploys are frozen on Fridays!");
+    let scans = || {
+        Spi::get_one_with_args::<i64>("SELECT pg_stat_get_xact_numscans(('memory_fabric.' || $1)::regclass)", &[index.as_str().into()])
+            .unwrap()
+            .unwrap_or(0)
+    };
+    let before = scans();
     Spi::run_with_args("SELECT memory_fabric.review_candidate($1)", &[id.as_str().into()]).unwrap();
+    assert!(scans() > before, "review searched {index}");
     assert_eq!(Spi::get_one::<String>("SHOW hnsw.iterative_scan"), Ok(Some("off".into())));
 }

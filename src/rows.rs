@@ -89,6 +89,11 @@ pub struct Review {
     pub priority: f64,
     pub reviewer: String,
     pub consent_id: Option<String>,
+    /// What the verdict was decided on (sql/schema.sql, reviews): the scope's version and the
+    /// memories compared, live and retracted.
+    pub scope_version: Option<String>,
+    pub neighbour_ids: Option<Vec<String>>,
+    pub retracted_ids: Option<Vec<String>>,
 }
 
 impl Review {
@@ -98,7 +103,8 @@ impl Review {
 }
 
 const REVIEW: &str = "SELECT id, status, duplicate_of_id, contradicts_id, contradiction_resolution, proposed_tier, \
-     priority_score::float8, reviewer, consent_id FROM memory_fabric.reviews WHERE candidate_id = $1 \
+     priority_score::float8, reviewer, consent_id, scope_version::text, neighbour_ids, retracted_ids \
+     FROM memory_fabric.reviews WHERE candidate_id = $1 \
      ORDER BY reviewed_at DESC, id DESC LIMIT 1";
 
 pub fn effective_review(client: &SpiClient<'_>, candidate_id: &str) -> Option<Review> {
@@ -115,6 +121,9 @@ pub fn effective_review(client: &SpiClient<'_>, candidate_id: &str) -> Option<Re
         priority: col(&r, 7).unwrap_or(0.0),
         reviewer: col(&r, 8).unwrap_or_default(),
         consent_id: col(&r, 9),
+        scope_version: col(&r, 10),
+        neighbour_ids: col(&r, 11),
+        retracted_ids: col(&r, 12),
     })
 }
 

@@ -34,6 +34,13 @@ pub fn lock(client: &mut SpiClient<'_>, key: &str) {
         .unwrap_or_else(|e| error!("memory_fabric: cannot take lock: {e}"));
 }
 
+/// The key of a scope (a tenant and a user) for lock(): one promotion at a time per scope. Its
+/// hash also keys the scope's row in memory_fabric.scope_versions (sql/schema.sql,
+/// _scope_changed()).
+pub fn scope_key(tenant_id: &str, user_id: Option<&str>) -> String {
+    format!("scope:{tenant_id}:{}", user_id.unwrap_or(""))
+}
+
 /// The wall clock, read once, for writes that must share one instant.
 pub fn clock(client: &SpiClient<'_>) -> pgrx::datum::TimestampWithTimeZone {
     client

@@ -1,7 +1,7 @@
-//! `memory_fabric.create_embedding_index()`: the nearest-neighbour index for a caller's own
-//! embedding model, from its name and dimensions. It is the HNSW index the built-in models have
-//! (sql/schema.sql): partial, one model's vectors cast to their dimensions, cosine distance.
-//! Review's search of a large scope uses it as it uses theirs, with no other change.
+//! `memory_fabric.create_embedding_index()`: the nearest-neighbour index for an embedding model,
+//! built-in or a caller's own, from its name and dimensions: HNSW, partial (one model's vectors
+//! cast to their dimensions), cosine distance. No model has one by default (sql/schema.sql says
+//! why); review searches it for the model's scopes above memory_fabric.exact_search_limit.
 
 use crate::error::raise;
 use crate::security::{caller_is_administrator, caller_name};
@@ -11,24 +11,12 @@ use pgrx::prelude::*;
 
 /// pgvector's HNSW indexes `vector` up to this many dimensions.
 const HNSW_MAX_DIMENSIONS: i32 = 2000;
-/// The graph's parameters, the built-in models' indexes' own (sql/schema.sql says why).
+/// The graph's parameters: review searches the graph only for its few nearest (near-duplicates and
+/// contradictions lie far above the similarity of unrelated rows), so it is built sparse; m = 8
+/// and ef_construction = 32 made an insert 3.7 times cheaper than pgvector's defaults (16, 64) on
+/// 100,000 memories (BENCHMARKS.md).
 const HNSW_M: i32 = 8;
 const HNSW_EF_CONSTRUCTION: i32 = 32;
-
-/// The index's name: a stable function of the model's exact name and its dimensions, within
-/// PostgreSQL's 63 bytes whatever the model is called.
-fn index_name(client: &pgrx::spi::SpiClient<'_>, model: &str, dims: i32) -> String {
-    let h: String = client
-        .select(
-            "SELECT pg_catalog.left(pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to($1, 'UTF8')), 'hex'), 16)",
-            Some(1),
-            &[model.into()],
-        )
-        .and_then(|t| t.first().get_one::<String>())
-        .unwrap_or_else(|e| error!("memory_fabric: cannot hash the model's name: {e}"))
-        .unwrap_or_default();
-    format!("promoted_hnsw_{h}_{dims}")
-}
 
 /// Internal: the body of memory_fabric.create_embedding_index(). Returns the index's name;
 /// creates it unless an index with that name exists already.
@@ -54,17 +42,8 @@ fn _create_embedding_index(model: Option<&str>, dimensions: Option<i32>) -> Stri
                 .detail("An index serves the model's vectors of every tenant.")
                 .hint("Ask a superuser or the role that installed memory_fabric."));
         }
-        let name = index_name(client, &model, dims);
-        let exists = client
-            .select(
-                "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.relname = $1 \
-                 AND c.relnamespace = 'memory_fabric'::pg_catalog.regnamespace)",
-                Some(1),
-                &[name.as_str().into()],
-            )
-            .and_then(|t| t.first().get_one::<bool>())
-            .unwrap_or_else(|e| error!("memory_fabric: cannot read the catalog: {e}"))
-            .unwrap_or(false);
+        let name = crate::embedder::hnsw_index_name(client, &model, dims);
+        let exists = crate::embedder::index_exists(client, &name);
         if exists {
             pgrx::notice!("index \"{name}\" for model \"{model}\" ({dims} dimensions) exists already");
             return name;

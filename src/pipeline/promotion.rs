@@ -4,7 +4,7 @@
 
 use crate::pipeline::capture::capture;
 use crate::ids::new_id;
-use crate::pipeline::review::{review, verdict_for};
+use crate::pipeline::review::{review, verdict_again};
 use crate::error::raise;
 use crate::events;
 use crate::policy;
@@ -75,14 +75,14 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
 
     // One promotion at a time per scope, and the verdict must still hold: a near-duplicate or
     // a contradiction promoted since the review changes it.
-    crate::xact::lock(client, &format!("scope:{}:{}", c.tenant_id, c.user_id.as_deref().unwrap_or("")));
+    crate::xact::lock(client, &crate::xact::scope_key(&c.tenant_id, c.user_id.as_deref()));
     // The consent the memory will depend on cannot be revoked until this promotion ends:
     // revoke_consent() takes the same lock, so it either ran first (and the verdict below no
     // longer finds the consent) or waits and then retracts this memory with the others.
     if let Some(k) = &r.consent_id {
         crate::xact::lock(client, &format!("consent:{k}"));
     }
-    let (now, _) = verdict_for(client, &c, None);
+    let now = verdict_again(client, &c, &r);
     let same = now.status.as_str() == r.status
         && now.duplicate_of == r.duplicate_of_id
         && now.contradicts == r.contradicts_id

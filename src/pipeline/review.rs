@@ -17,8 +17,8 @@ use serde_json::json;
 /// Neighbours compared by vector.
 const K: i64 = 5;
 
-/// A scope of up to this many rows is compared exactly, every row. A larger one, up to
-/// `exact_search_limit`, is ranked by the quantised embeddings (promoted_memory.embedding_bits,
+/// A scope of up to this many rows is compared exactly, every row. A larger one (above
+/// `exact_search_limit` only when the model has no HNSW index) is ranked by the quantised embeddings (promoted_memory.embedding_bits,
 /// read index-only from promoted_scope_bits) and the RESCORED first rows are compared exactly,
 /// from the heap: a near-duplicate ranks first by either measure (bench: recall@1 1.0000), while
 /// a weak match among sparse vectors (the hashing model's) may rank below RESCORED.
@@ -104,16 +104,19 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
     // Nearest by vector, within the scope and the candidate's model only.
     if c.embedding.is_some() {
         let limit = gucs::EXACT_SEARCH_LIMIT.get().max(0) as i64;
-        let rows = scope_size(client, c, limit.max(EXACT_ROWS));
-        let use_index = rows > limit;
-        let by_bits = rows > EXACT_ROWS;
+        // The model's HNSW index, when create_embedding_index() made one, above the limit; the
+        // ranking by bits otherwise, however large the scope. Without an index the scope is
+        // counted only up to EXACT_ROWS.
+        let indexed = crate::embedder::has_hnsw_index(client, &c.embedding_model, q.len() as i32);
+        let rows = scope_size(client, c, if indexed { limit.max(EXACT_ROWS) } else { EXACT_ROWS });
+        let use_index = indexed && rows > limit;
+        let by_bits = !use_index && rows > EXACT_ROWS;
         // The search reads ids and similarities only; the K winners are then joined for their
         // columns (reading every row's columns before the sort cost more than the search).
         let search = if use_index {
             // HNSW with an iterative scan, so the scope filter cannot starve the result. The
             // indexes are partial (one per model), so the model is written into the statement:
             // a parameter would stop a generic plan from ever matching the index predicate.
-            // Without an index for the model this is still exact, a scan and a sort.
             let d = q.len();
             let model = pgrx::spi::quote_literal(&c.embedding_model);
             format!(
@@ -327,8 +330,101 @@ fn ask_judge(client: &SpiClient<'_>, c: &Candidate, ns: &mut [Neighbor], t: Thre
     true
 }
 
-/// The verdict review would give `c` now, without recording it.
-pub fn verdict_for(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&str>) -> (Verdict, i32) {
+/// What a verdict was decided on: the version of the scope's promoted memories, read before
+/// they were searched (None: the scope has none yet), and the memories compared, live and
+/// retracted. Recorded with the review (sql/schema.sql, reviews).
+pub struct Basis {
+    pub scope_version: Option<String>,
+    pub neighbour_ids: Vec<String>,
+    pub retracted_ids: Vec<String>,
+}
+
+/// The current version of the candidate's scope (memory_fabric.scope_versions).
+fn scope_version(client: &SpiClient<'_>, c: &Candidate) -> Option<String> {
+    let p = plan(
+        client,
+        "SELECT version::text FROM memory_fabric.scope_versions WHERE key = pg_catalog.hashtextextended($1, 0)",
+        &[TEXT],
+        false,
+    );
+    let key = crate::xact::scope_key(&c.tenant_id, c.user_id.as_deref());
+    client
+        .select(&*p, Some(1), &[key.as_str().into()])
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read the scope's version: {e}"))
+        .into_iter()
+        .next()
+        .and_then(|r| col::<String>(&r, 1))
+}
+
+/// The verdict review would give `c` now, without recording it, and what it was decided on.
+pub fn verdict_for(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&str>) -> (Verdict, i32, Basis) {
+    // First the version, then the search: a change committed in between is seen by the search
+    // and still makes the recorded version old, so promote() searches again.
+    let scope_version = scope_version(client, c);
+    let retracted = retracted_neighbors(client, c);
+    let ns = neighbors(client, c);
+    let basis = Basis {
+        scope_version,
+        neighbour_ids: ns.iter().map(|n| n.id.clone()).collect(),
+        retracted_ids: retracted.iter().map(|n| n.id.clone()).collect(),
+    };
+    let (v, policy_version) = decide(client, c, force_human, ns, &retracted);
+    (v, policy_version, basis)
+}
+
+/// The verdict review would give `c` now, for promote(), which has its effective review `r`.
+/// While the scope's version is the one the review recorded, no promoted memory of the scope has
+/// been inserted or updated since (sql/schema.sql, _scope_changed()), so its search would find
+/// the same memories: the verdict is decided again on those, read by id, with the policy,
+/// consents, rejections and judge as they are now. A memory of them that expired since, or a
+/// review that recorded no version, makes it review again in full.
+pub fn verdict_again(client: &SpiClient<'_>, c: &Candidate, r: &rows::Review) -> Verdict {
+    if let (Some(version), Some(nids), Some(rids)) = (&r.scope_version, &r.neighbour_ids, &r.retracted_ids) {
+        if scope_version(client, c).as_deref() == Some(version.as_str()) {
+            let live = memories_by_id(client, c, nids, "m.retracted_at IS NULL \
+                 AND (m.expires_at IS NULL OR m.expires_at > pg_catalog.clock_timestamp())");
+            let retracted = memories_by_id(client, c, rids, "m.retracted_at IS NOT NULL AND m.erased_at IS NULL");
+            if let (Some(ns), Some(retracted)) = (live, retracted) {
+                pgrx::debug1!(
+                    "memory_fabric: the scope is unchanged since the review; the memories it compared ({}) read again",
+                    ns.len() + retracted.len()
+                );
+                return decide(client, c, None, ns, &retracted).0;
+            }
+        }
+    }
+    verdict_for(client, c, None).0
+}
+
+/// The memories `ids` of the candidate's tenant that still meet `condition`, with their
+/// similarity to the candidate as the search computed it; None unless every one does.
+fn memories_by_id(client: &SpiClient<'_>, c: &Candidate, ids: &[String], condition: &str) -> Option<Vec<Neighbor>> {
+    if ids.is_empty() {
+        return Some(Vec::new());
+    }
+    let vs = vector_schema(client);
+    let sql = format!(
+        "SELECT {COLUMNS}, CASE WHEN m.embedding_model = $3 AND m.embedding IS NOT NULL AND $4::real[] IS NOT NULL \
+                 THEN 1 - (m.embedding OPERATOR({vs}.<=>) (SELECT $4::real[]::{vs}.vector)) END \
+         FROM memory_fabric.promoted_memory m JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
+         WHERE m.id = ANY ($2) AND m.tenant_id = $1 AND {condition}"
+    );
+    let p = plan(client, &sql, &[TEXT, crate::spi::TEXT_ARRAY, TEXT, FLOAT4_ARRAY], false);
+    let found: Vec<Neighbor> = client
+        .select(
+            &*p,
+            None,
+            &[c.tenant_id.as_str().into(), ids.to_vec().into(), c.embedding_model.as_str().into(), c.embedding.clone().into()],
+        )
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read the reviewed memories: {e}"))
+        .map(|r| read_neighbor(&r, Some(12)))
+        .collect();
+    (found.len() == ids.len()).then_some(found)
+}
+
+/// The verdict on the memories found: with the tenant's policy, the consent, the rejected
+/// candidates and the judge as they are now.
+fn decide(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&str>, mut ns: Vec<Neighbor>, retracted: &[Neighbor]) -> (Verdict, i32) {
     let pol = policy::for_tenant(client, &c.tenant_id);
     let thresholds = pol.policy.thresholds_for(&c.embedding_model);
     let consent = pol
@@ -339,8 +435,6 @@ pub fn verdict_for(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&s
             None => Consent::Missing,
         });
     let rejected = rejected_neighbors(client, c);
-    let retracted = retracted_neighbors(client, c);
-    let mut ns = neighbors(client, c);
     let judged = ask_judge(client, c, &mut ns, thresholds);
     let refs: Vec<String> = serde_json::from_str::<Vec<serde_json::Value>>(&c.evidence_refs)
         .unwrap_or_default()
@@ -363,24 +457,25 @@ pub fn verdict_for(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&s
         content_hash: &c.content_hash,
         supersedes: c.supersedes.as_deref(),
     };
-    let cx = Context { judge_configured: judged, force_human, rejected: &rejected, retracted: &retracted, consent };
+    let cx = Context { judge_configured: judged, force_human, rejected: &rejected, retracted, consent };
     (decide_with(&s, &ns, thresholds, &pol.policy, &cx), pol.version)
 }
 
 const INSERT: &str = "INSERT INTO memory_fabric.reviews (id, tenant_id, candidate_id, status, duplicate_of_id, \
      contradicts_id, contradiction_resolution, proposed_tier, priority_score, reviewer, reviewer_notes, reason, \
-     similarity, policy_version, consent_id, rejection_of_id, reviewed_by) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, pg_catalog.pg_get_userbyid($17))";
+     similarity, policy_version, consent_id, rejection_of_id, reviewed_by, scope_version, neighbour_ids, retracted_ids) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, pg_catalog.pg_get_userbyid($17), \
+             $18::uuid, $19, $20)";
 
 /// Reviews one candidate and records the verdict; returns the review id.
 pub fn review(client: &mut SpiClient<'_>, candidate_id: &str, force_human: Option<&str>) -> String {
     crate::xact::lock(client, &format!("candidate:{candidate_id}"));
     let c = crate::security::candidate_for_caller(client, candidate_id);
     rows::require_open(client, &c);
-    let (v, policy_version) = verdict_for(client, &c, force_human);
+    let (v, policy_version, basis) = verdict_for(client, &c, force_human);
 
     let id = crate::ids::new_id("rv");
-    let p = plan(client, INSERT, &[TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, FLOAT8, TEXT, TEXT, TEXT, FLOAT8, INT4, TEXT, TEXT, crate::spi::OID], true);
+    let p = plan(client, INSERT, &[TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, FLOAT8, TEXT, TEXT, TEXT, FLOAT8, INT4, TEXT, TEXT, crate::spi::OID, TEXT, crate::spi::TEXT_ARRAY, crate::spi::TEXT_ARRAY], true);
     client
         .update(
             &*p,
@@ -403,6 +498,9 @@ pub fn review(client: &mut SpiClient<'_>, candidate_id: &str, force_human: Optio
                 v.consent_id.as_deref().into(),
                 v.rejection_of.as_deref().into(),
                 crate::role::caller().into(),
+                basis.scope_version.as_deref().into(),
+                basis.neighbour_ids.into(),
+                basis.retracted_ids.into(),
             ],
         )
         .unwrap_or_else(|e| error!("memory_fabric: cannot record review: {e}"));

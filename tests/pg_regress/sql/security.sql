@@ -499,8 +499,8 @@ SELECT pg_temp.pref('au1', 'customer:au7', 'Customer au7 prefers email.') AS oth
 RESET ROLE;
 RESET memory_fabric.tenant_id;
 
--- 19. The kept-plan cache is bounded: 600 embedding models, each searched through its own index
--- statement, leave at most a few hundred plans in the backend.
+-- 19. The kept-plan cache is bounded: 600 embedding models, each with its HNSW index and searched
+-- through its own index statement, leave at most a few hundred plans in the backend.
 SET memory_fabric.exact_search_limit = 0;
 DO $$
 DECLARE i int; c text;
@@ -510,6 +510,7 @@ BEGIN
                  embedding => '[1,0,0]', embedding_model => 'regress/m' || i)).id;
         PERFORM memory_fabric.review_candidate(c);
         PERFORM memory_fabric.promote(c);
+        PERFORM memory_fabric.create_embedding_index('regress/m' || i, 3);
         c := (memory_fabric.capture_memory('t_plans', 'Plan fact again ' || i, 'agent', 'INTERNAL',
                  embedding => '[0,1,0]', embedding_model => 'regress/m' || i)).id;
         PERFORM memory_fabric.review_candidate(c);
@@ -517,6 +518,14 @@ BEGIN
 END $$;
 RESET memory_fabric.exact_search_limit;
 SELECT count(*) < 400 AS plans_bounded FROM pg_backend_memory_contexts WHERE name = 'CachedPlanSource';
+DO $$
+DECLARE r record;
+BEGIN
+    FOR r IN SELECT c.relname FROM pg_catalog.pg_class c
+             WHERE c.relnamespace = 'memory_fabric'::regnamespace AND c.relname LIKE 'promoted\_hnsw\_%\_3' LOOP
+        EXECUTE format('DROP INDEX memory_fabric.%I', r.relname);
+    END LOOP;
+END $$;
 
 -- Revocation takes effect at once.
 SELECT role_name, tenant_id, revoked_at IS NOT NULL AS revoked FROM memory_fabric.revoke_tenant('regress_agent_a', 'tenant_a');

@@ -174,7 +174,16 @@ my $purged = q{SELECT format('memories %s, candidates %s, events %s',
 is($node->safe_psql('mf', $purged), 'memories 20, candidates 20, events 20', 'two batches purged, the third left nothing');
 is($node->safe_psql('mf', q{SELECT string_agg(id, ',' ORDER BY expires_at) FROM memory_fabric.promoted_memory
 	WHERE erased_at IS NOT NULL}), join(',', map { "pm_x$_" } 1 .. 20), 'the twenty that expired first');
-$lin .= "COMMIT;\n";
+# (its write to the scope, had it come first, would have held promote_pending at the first
+# promotion of the scope instead: sql/schema.sql, _scope_changed())
+$lin .= q{INSERT INTO memory_fabric.reviews (id, tenant_id, candidate_id, status, proposed_tier, priority_score, reviewer, policy_version)
+VALUES ('rv_p025', 't_p', 'mc_p025', 'pending_promotion', 'semantic', 0.5, 'auto', 1);
+INSERT INTO memory_fabric.promoted_memory (id, candidate_id, review_id, tenant_id, text, classification, source, tier,
+                                           priority, embedding, embedding_model, content_hash, promoted_by)
+SELECT 'pm_p025', c.id, 'rv_p025', 't_p', c.text, c.classification, c.source, 'semantic', 0.5, c.embedding,
+       c.embedding_model, c.content_hash, 'auto' FROM memory_fabric.candidates c WHERE c.id = 'mc_p025';
+COMMIT;
+};
 $locker->finish;
 ($out, $err) = ('', '');
 $h = call_as_admin("CALL memory_fabric.purge_expired_memories('t_m', batch_size => 10)", \$out, \$err);
@@ -197,14 +206,11 @@ $node->safe_psql('mf', qq{
 	       md5(f.body) || md5(f.body), 1, now() - interval '1 hour' + f.n * interval '1 second'
 	FROM (SELECT n, format('Shipment %s left depot %s with %s crates.', md5(n::text), n % 13, n) AS body
 	      FROM generate_series(1, $n_p) n) f;});
-# another session promotes candidate 25 (third batch) and has not committed yet
+# another session holds candidate 25 (third batch), as a step on it does (src/xact.rs, lock()),
+# and has not committed yet; it promotes the candidate once promote_pending has been cancelled
 ($lin, $lout, $lerr) = (q{BEGIN;
-INSERT INTO memory_fabric.reviews (id, tenant_id, candidate_id, status, proposed_tier, priority_score, reviewer, policy_version)
-VALUES ('rv_p025', 't_p', 'mc_p025', 'pending_promotion', 'semantic', 0.5, 'auto', 1);
-INSERT INTO memory_fabric.promoted_memory (id, candidate_id, review_id, tenant_id, text, classification, source, tier,
-                                           priority, embedding, embedding_model, content_hash, promoted_by)
-SELECT 'pm_p025', c.id, 'rv_p025', 't_p', c.text, c.classification, c.source, 'semantic', 0.5, c.embedding,
-       c.embedding_model, c.content_hash, 'auto' FROM memory_fabric.candidates c WHERE c.id = 'mc_p025';
+INSERT INTO memory_fabric.locks AS l (key) VALUES (pg_catalog.hashtextextended('candidate:mc_p025', 0))
+ON CONFLICT (key) DO UPDATE SET key = excluded.key WHERE false;
 SELECT 'locked';
 }, '', '');
 $locker = IPC::Run::start(['psql', '-XAtq', '-d', $node->connstr('mf')], '<', \$lin, '>', \$lout, '2>', \$lerr);
@@ -226,7 +232,16 @@ like($err, qr/NOTICE:  20 of $n_p open candidates of tenant "t_p" done \(33%\): 
 is($node->safe_psql('mf', q{SELECT string_agg(candidate_id, ',' ORDER BY candidate_id) FROM memory_fabric.reviews
 	WHERE tenant_id = 't_p'}), join(',', map { sprintf('mc_p%03d', $_) } 1 .. 20),
 	'the two committed batches reviewed the first twenty; the third left nothing');
-$lin .= "COMMIT;\n";
+# (its write to the scope, had it come first, would have held promote_pending at the first
+# promotion of the scope instead: sql/schema.sql, _scope_changed())
+$lin .= q{INSERT INTO memory_fabric.reviews (id, tenant_id, candidate_id, status, proposed_tier, priority_score, reviewer, policy_version)
+VALUES ('rv_p025', 't_p', 'mc_p025', 'pending_promotion', 'semantic', 0.5, 'auto', 1);
+INSERT INTO memory_fabric.promoted_memory (id, candidate_id, review_id, tenant_id, text, classification, source, tier,
+                                           priority, embedding, embedding_model, content_hash, promoted_by)
+SELECT 'pm_p025', c.id, 'rv_p025', 't_p', c.text, c.classification, c.source, 'semantic', 0.5, c.embedding,
+       c.embedding_model, c.content_hash, 'auto' FROM memory_fabric.candidates c WHERE c.id = 'mc_p025';
+COMMIT;
+};
 $locker->finish;
 ($out, $err) = ('', '');
 $h = call_as_agent("CALL memory_fabric.promote_pending('t_p', batch_size => 10)", \$out, \$err);
