@@ -1,8 +1,11 @@
--- memory_fabric 0.12.0 → 0.13.0: no embedding model has a nearest-neighbour (HNSW) index by
--- default. Review ranks a scope of more than 2000 rows by the quantised embeddings, whatever its
--- size, unless the model has an index made by memory_fabric.create_embedding_index() and the
--- scope is above memory_fabric.exact_search_limit. The built-in models' indexes go: every
--- promotion of their vectors paid for an insert into the graph.
+-- memory_fabric 0.12.0 → 0.13.0: cheaper promotions and reviews.
+-- * No embedding model has a nearest-neighbour (HNSW) index by default. Review ranks a scope of
+--   more than 2000 rows by the quantised embeddings, whatever its size, unless the model has an
+--   index made by memory_fabric.create_embedding_index() and the scope is above
+--   memory_fabric.exact_search_limit. The built-in models' indexes go: every promotion of their
+--   vectors paid for an insert into the graph.
+-- * promote() decides again on the memories its review compared while the scope is unchanged.
+-- * Review reads retracted memories index-only.
 -- Written by hand; tests/upgrade/run.sh checks that it ends with the catalog of a fresh install.
 \echo Use "ALTER EXTENSION memory_fabric UPDATE TO '0.13.0'" to load this file. \quit
 
@@ -48,3 +51,15 @@ CREATE TRIGGER scope_changed_update AFTER UPDATE ON memory_fabric.promoted_memor
     REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION memory_fabric._scope_changed();
 ALTER TABLE memory_fabric.promoted_memory ENABLE ALWAYS TRIGGER scope_changed_insert,
     ENABLE ALWAYS TRIGGER scope_changed_update;
+
+-- Review reads the retracted memories of a tenant and user index-only: promoted_retracted holds
+-- what it compares, the embedding included, for the rows whose values fit a btree entry, and
+-- promoted_retracted_wide keys the rest. Both hold only retracted, unerased rows.
+DROP INDEX memory_fabric.promoted_retracted;
+CREATE INDEX promoted_retracted ON memory_fabric.promoted_memory (tenant_id, user_id)
+    INCLUDE (content_hash, embedding_model, id, embedding)
+    WHERE retracted_at IS NOT NULL AND erased_at IS NULL
+      AND memory_fabric._scope_fits(tenant_id, user_id, content_hash, embedding_model, id, '', NULL, embedding);
+CREATE INDEX promoted_retracted_wide ON memory_fabric.promoted_memory (tenant_id, user_id)
+    WHERE retracted_at IS NOT NULL AND erased_at IS NULL
+      AND NOT memory_fabric._scope_fits(tenant_id, user_id, content_hash, embedding_model, id, '', NULL, embedding);

@@ -306,9 +306,17 @@ CREATE INDEX promoted_scope_bits ON memory_fabric.promoted_memory (tenant_id, us
 CREATE INDEX promoted_contradicts ON memory_fabric.promoted_memory (contradicts_id)
     WHERE contradicts_id IS NOT NULL;
 -- Review compares a candidate with the retracted memories of its tenant and user; they are a
--- few of the scope's rows, kept apart so that review does not visit the live ones.
+-- few of the scope's rows, kept apart so that review does not visit the live ones, and read
+-- index-only: promoted_retracted holds what the comparison needs, the embedding included, for the
+-- rows whose values fit a btree entry (_scope_fits, given the columns it holds);
+-- promoted_retracted_wide keys the rest.
 CREATE INDEX promoted_retracted ON memory_fabric.promoted_memory (tenant_id, user_id)
-    WHERE retracted_at IS NOT NULL AND erased_at IS NULL;
+    INCLUDE (content_hash, embedding_model, id, embedding)
+    WHERE retracted_at IS NOT NULL AND erased_at IS NULL
+      AND memory_fabric._scope_fits(tenant_id, user_id, content_hash, embedding_model, id, '', NULL, embedding);
+CREATE INDEX promoted_retracted_wide ON memory_fabric.promoted_memory (tenant_id, user_id)
+    WHERE retracted_at IS NOT NULL AND erased_at IS NULL
+      AND NOT memory_fabric._scope_fits(tenant_id, user_id, content_hash, embedding_model, id, '', NULL, embedding);
 -- Review: exact and structured dedup, contradiction by (entity, predicate).
 CREATE INDEX promoted_hash ON memory_fabric.promoted_memory (tenant_id, content_hash);
 CREATE INDEX promoted_fact ON memory_fabric.promoted_memory (tenant_id, entity, predicate)
@@ -325,8 +333,8 @@ CREATE INDEX promoted_model ON memory_fabric.promoted_memory (tenant_id, embeddi
 -- HNSW index and the scope is above memory_fabric.exact_search_limit; recall scores its scope
 -- exactly. An HNSW index is made for a model, built-in or a caller's own, by
 -- memory_fabric.create_embedding_index(model, dimensions), for models whose scopes are too large
--- to rank (BENCHMARKS.md: an HNSW insert was most of a promotion's cost on 1M memories, while a
--- filtered HNSW search was slower than ranking a 20,000-row scope).
+-- to rank (BENCHMARKS.md: on 1M memories an HNSW insert was most of a promotion's cost, and a
+-- filtered HNSW search took longer than an exact scan of 20,000 rows).
 
 -- Which roles may act for which tenants ('*': every tenant). Revocation is write-once, so the
 -- history of who could see what is kept.

@@ -248,13 +248,18 @@ fn rejected_neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
 
 /// Retracted memories in the candidate's scope (same tenant and user): the same content, or the
 /// nearest by vector (review step 7 queues a repeat of one for a human). Erased ones are gone.
-/// They are read from promoted_retracted, which holds only these rows.
+/// They are read index-only from promoted_retracted, which holds only these rows and what the
+/// comparison needs, and through promoted_retracted_wide for the rows too wide for it.
 fn retracted_neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
-    let user = same_user("r", c.user_id.is_none());
-    let from_where = format!(
-        "FROM memory_fabric.promoted_memory r \
-         WHERE r.tenant_id = $1 AND {user} AND r.retracted_at IS NOT NULL AND r.erased_at IS NULL"
-    );
+    let user = same_user("m", c.user_id.is_none());
+    let fits = "memory_fabric._scope_fits(m.tenant_id, m.user_id, m.content_hash, m.embedding_model, m.id, '', NULL, m.embedding)";
+    let part = |fit: &str| {
+        format!(
+            "SELECT m.id, m.content_hash, m.embedding_model, m.embedding FROM memory_fabric.promoted_memory m \
+             WHERE m.tenant_id = $1 AND {user} AND m.retracted_at IS NOT NULL AND m.erased_at IS NULL AND {fit}"
+        )
+    };
+    let from_where = format!("FROM ({} UNION ALL {}) r", part(fits), part(&format!("NOT {fits}")));
     let join = "JOIN memory_fabric.promoted_memory m ON m.id = nn.id JOIN memory_fabric.candidates c ON c.id = m.candidate_id";
     nearest_of(client, c, &from_where, join, COLUMNS, "retracted memories")
 }

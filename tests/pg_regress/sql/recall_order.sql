@@ -112,6 +112,16 @@ WHERE p.tenant_id = 't_ord' AND p.user_id = 'u1' AND p.intent_scope IS NULL AND 
   AND p.retracted_at IS NULL AND (p.expires_at IS NULL OR p.expires_at > clock_timestamp())
   AND memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id, p.classification,
                                 p.consent_id, p.embedding);
+-- Review's retracted neighbours: read index-only from promoted_retracted, and the rows too wide
+-- for it through promoted_retracted_wide.
+EXPLAIN (COSTS OFF)
+SELECT m.id, m.content_hash, m.embedding_model, m.embedding FROM memory_fabric.promoted_memory m
+WHERE m.tenant_id = 't_ord' AND m.user_id = 'u1' AND m.retracted_at IS NOT NULL AND m.erased_at IS NULL
+  AND memory_fabric._scope_fits(m.tenant_id, m.user_id, m.content_hash, m.embedding_model, m.id, '', NULL, m.embedding)
+UNION ALL
+SELECT m.id, m.content_hash, m.embedding_model, m.embedding FROM memory_fabric.promoted_memory m
+WHERE m.tenant_id = 't_ord' AND m.user_id = 'u1' AND m.retracted_at IS NOT NULL AND m.erased_at IS NULL
+  AND NOT memory_fabric._scope_fits(m.tenant_id, m.user_id, m.content_hash, m.embedding_model, m.id, '', NULL, m.embedding);
 
 -- The widest rows promoted_scope_vectors takes: counted bytes at exactly 2400 are stored, one byte
 -- more goes to promoted_scope_wide, and no insert may fail on the btree entry limit (2704 bytes).
