@@ -18,10 +18,11 @@ use serde_json::json;
 const K: i64 = 5;
 
 /// A scope of up to this many rows is compared exactly, every row. A larger one (above
-/// `exact_search_limit` only when the model has no HNSW index) is ranked by the quantised embeddings (promoted_memory.embedding_bits,
-/// read index-only from promoted_scope_bits) and the RESCORED first rows are compared exactly,
-/// from the heap: a near-duplicate ranks first by either measure (bench: recall@1 1.0000), while
-/// a weak match among sparse vectors (the hashing model's) may rank below RESCORED.
+/// `exact_search_limit` too, unless the model has an HNSW index) is ranked by the quantised
+/// embeddings (promoted_memory.embedding_bits, read index-only from promoted_scope_bits) and the
+/// RESCORED first rows are compared exactly, from the heap: a near-duplicate ranks first by
+/// either measure (bench: recall@1 1.0000), while a weak match among sparse vectors (the hashing
+/// model's) may rank below RESCORED.
 pub(crate) const EXACT_ROWS: i64 = 2000;
 const RESCORED: i64 = 4 * K;
 
