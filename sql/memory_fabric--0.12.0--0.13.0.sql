@@ -25,6 +25,10 @@ DROP INDEX IF EXISTS memory_fabric.promoted_semantic_hnsw;
 -- version. Reviews recorded before this update have none and are decided again in full.
 ALTER TABLE memory_fabric.reviews ADD COLUMN scope_version uuid, ADD COLUMN neighbour_ids text[],
     ADD COLUMN retracted_ids text[];
+COMMENT ON COLUMN memory_fabric.reviews.scope_version IS
+    'The version of the scope''s promoted memories the verdict was decided on (memory_fabric.scope_versions)';
+COMMENT ON COLUMN memory_fabric.reviews.neighbour_ids IS 'The live promoted memories the candidate was compared with';
+COMMENT ON COLUMN memory_fabric.reviews.retracted_ids IS 'The retracted memories the candidate was compared with';
 
 CREATE TABLE memory_fabric.scope_versions (key bigint PRIMARY KEY, version uuid NOT NULL);
 COMMENT ON TABLE memory_fabric.scope_versions IS

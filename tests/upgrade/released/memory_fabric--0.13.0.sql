@@ -167,6 +167,10 @@ CREATE TABLE memory_fabric.reviews (
 COMMENT ON TABLE memory_fabric.reviews IS
     'Every review verdict; append-only, the newest per candidate is effective';
 COMMENT ON COLUMN memory_fabric.reviews.reviewed_by IS 'The database role that ran the review';
+COMMENT ON COLUMN memory_fabric.reviews.scope_version IS
+    'The version of the scope''s promoted memories the verdict was decided on (memory_fabric.scope_versions)';
+COMMENT ON COLUMN memory_fabric.reviews.neighbour_ids IS 'The live promoted memories the candidate was compared with';
+COMMENT ON COLUMN memory_fabric.reviews.retracted_ids IS 'The retracted memories the candidate was compared with';
 CREATE INDEX reviews_candidate ON memory_fabric.reviews (candidate_id, reviewed_at DESC, id DESC);
 CREATE INDEX reviews_queue ON memory_fabric.reviews (tenant_id, reviewed_at)
     WHERE reviewer = 'human';
