@@ -81,8 +81,10 @@ bench_op() { # size op clients [-T secs | -t txns] user
   if [ $rc != 0 ]; then mf_log "pgbench $op c=$c failed (rc=$rc), see $log/summary.txt"; tail -5 "$log/summary.txt" >&2; fi
 }
 
-drop_model_index="SELECT format('DROP INDEX memory_fabric.%I', indexname) FROM pg_catalog.pg_indexes
-  WHERE schemaname = 'memory_fabric' AND tablename = 'promoted_memory' AND indexdef LIKE '%''bench-384''%' \\gexec"
+# the bench model's HNSW index, if it has one
+model_index="FROM pg_catalog.pg_indexes WHERE schemaname = 'memory_fabric' AND tablename = 'promoted_memory'
+  AND indexdef LIKE '%''bench-384''%'"
+drop_model_index="SELECT format('DROP INDEX memory_fabric.%I', indexname) $model_index \\gexec"
 for size in ${sizes//,/ }; do
   changed=0
   if [ "$size" -lt "$loaded" ]; then
@@ -104,7 +106,7 @@ for size in ${sizes//,/ }; do
     changed=1
   fi
   # No model has an HNSW index by default (sql/schema.sql); --hnsw measures the bench model with one.
-  has_index=$(psql_ -At -d $db -c "SELECT count(*) FROM pg_catalog.pg_indexes WHERE schemaname = 'memory_fabric' AND tablename = 'promoted_memory' AND indexdef LIKE '%''bench-384''%'")
+  has_index=$(psql_ -At -d $db -c "SELECT count(*) $model_index")
   if [ $hnsw = 1 ] && [ "$has_index" = 0 ]; then
     mf_log "indexing"
     psql_ -d $db -c "SET maintenance_work_mem = '6GB'" -c "SET max_parallel_maintenance_workers = 1" \

@@ -254,20 +254,6 @@ pub fn hnsw_index_name(client: &SpiClient<'_>, model: &str, dims: i32) -> String
         .unwrap_or_default()
 }
 
-/// Whether the index named `name` exists in the extension's schema.
-pub fn index_exists(client: &SpiClient<'_>, name: &str) -> bool {
-    client
-        .select(
-            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.relname = $1 \
-             AND c.relnamespace = 'memory_fabric'::pg_catalog.regnamespace)",
-            Some(1),
-            &[name.into()],
-        )
-        .and_then(|t| t.first().get_one::<bool>())
-        .unwrap_or_else(|e| error!("memory_fabric: cannot read the catalog: {e}"))
-        .unwrap_or(false)
-}
-
 /// Whether create_embedding_index() has made the HNSW index for `model`'s vectors of `dims`
 /// dimensions: one kept statement, as review asks it for every candidate with a vector.
 pub fn has_hnsw_index(client: &SpiClient<'_>, model: &str, dims: i32) -> bool {

@@ -131,6 +131,13 @@ fn nearest(candidate_id: &str) -> Option<(String, f64)> {
     })
 }
 
+/// How often this transaction has scanned the extension's index `index`.
+fn index_scans(index: &str) -> i64 {
+    Spi::get_one_with_args::<i64>("SELECT pg_stat_get_xact_numscans(('memory_fabric.' || $1)::regclass)", &[index.into()])
+        .unwrap()
+        .unwrap_or(0)
+}
+
 /// A scope above review::EXACT_ROWS is ranked by the quantised embeddings and only the first rows
 /// are compared exactly: a near-duplicate must still come out as the nearest, with the exact
 /// similarity, as a plain scan of the scope ordered by cosine distance finds it.
@@ -223,11 +230,7 @@ fn scoped_nearest_neighbour_is_exact_through_the_index() {
     }
     // A generic plan (what PostgreSQL switches kept plans to after five runs) still uses the
     // partial HNSW index: the model is written into the statement, not passed as a parameter.
-    let scans = || {
-        Spi::get_one_with_args::<i64>("SELECT pg_stat_get_xact_numscans(('memory_fabric.' || $1)::regclass)", &[index.as_str().into()])
-            .unwrap()
-            .unwrap_or(0)
-    };
+    let scans = || index_scans(&index);
     Spi::run("SET plan_cache_mode = force_generic_plan; SET enable_sort = off; SET memory_fabric.exact_search_limit = 0").unwrap();
     let probe = capture("t_big", "Customer cust_7 prefers phone for billing updates!");
     let before = scans();
@@ -262,11 +265,7 @@ fn the_hnsw_settings_are_restored_after_review() {
     Spi::run("SET hnsw.iterative_scan = off; SET memory_fabric.exact_search_limit = 0").unwrap();
     bulk_promote("t_restore", &["Deploys are frozen on Fridays".to_string()]);
     let id = capture("t_restore", "Deploys are frozen on Fridays!");
-    let scans = || {
-        Spi::get_one_with_args::<i64>("SELECT pg_stat_get_xact_numscans(('memory_fabric.' || $1)::regclass)", &[index.as_str().into()])
-            .unwrap()
-            .unwrap_or(0)
-    };
+    let scans = || index_scans(&index);
     let before = scans();
     Spi::run_with_args("SELECT memory_fabric.review_candidate($1)", &[id.as_str().into()]).unwrap();
     assert!(scans() > before, "review searched {index}");

@@ -43,8 +43,7 @@ fn _create_embedding_index(model: Option<&str>, dimensions: Option<i32>) -> Stri
                 .hint("Ask a superuser or the role that installed memory_fabric."));
         }
         let name = crate::embedder::hnsw_index_name(client, &model, dims);
-        let exists = crate::embedder::index_exists(client, &name);
-        if exists {
+        if crate::embedder::has_hnsw_index(client, &model, dims) {
             pgrx::notice!("index \"{name}\" for model \"{model}\" ({dims} dimensions) exists already");
             return name;
         }
