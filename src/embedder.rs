@@ -268,3 +268,13 @@ pub fn has_hnsw_index(client: &SpiClient<'_>, model: &str, dims: i32) -> bool {
         .unwrap_or_else(|e| error!("memory_fabric: cannot read the catalog: {e}"))
         .unwrap_or(false)
 }
+
+/// An embedding quantised to a byte a dimension, with the bounds of its rounding
+/// (memory_fabric_core::sq8): the key of promoted_scope_sq8, which recall reads to find the
+/// memories worth scoring exactly. NULL for an array with a null element.
+#[pg_extern(immutable, parallel_safe, strict)]
+#[search_path(pg_catalog, pg_temp)]
+fn _embedding_sq8(embedding: pgrx::Array<'_, f32>) -> Option<Vec<u8>> {
+    let v: Option<Vec<f32>> = embedding.iter().collect();
+    memory_fabric_core::sq8::encode(&v?)
+}

@@ -16,6 +16,7 @@ mod role;
 mod args;
 mod spi;
 mod xact;
+mod scope_scan;
 
 mod consents;
 mod events;

@@ -14,6 +14,7 @@ pub mod minilm;
 pub mod policy;
 pub mod redact;
 pub mod review;
+pub mod sq8;
 pub mod text;
 
 pub use error::{Error, Kind, Result};

@@ -80,6 +80,65 @@ FROM results;
 -- Any case that differs, to read when the count above is not all of them.
 SELECT usr, intent, k, cls, at, qm, got, want FROM results WHERE got IS DISTINCT FROM want LIMIT 5;
 
+-- With a query, recall scores exactly only the candidates _recall_candidates() finds from the
+-- quantised embeddings (promoted_scope_sq8). A scope of 2,400 memories of a 64-dimension model
+-- whose similarities to the query are close together, under every filter above, and priorities
+-- and instants that tie: recall must still return what the definition returns, and the
+-- candidates must be a small part of the scope (the count below is what keeps that honest).
+INSERT INTO memory_fabric.embedding_models (tenant_id, model, dimensions) VALUES ('t_ord', 'ord-64', 64);
+INSERT INTO memory_fabric.candidates (id, tenant_id, user_id, intent_id, source, text, classification, embedding,
+                                      embedding_model, content_hash, policy_version)
+SELECT format('mc_sq8%s', lpad(i::text, 4, '0')), 't_ord', (ARRAY['u1', NULL])[i % 2 + 1],
+       (ARRAY['a', NULL])[(i / 2) % 2 + 1], 'agent', format('memory %s', i),
+       (ARRAY['PUBLIC', 'INTERNAL', 'PII'])[(i / 4) % 3 + 1],
+       (SELECT array_agg(1 + 0.05 * sin(i * 12.9898 + d * 78.233))::real[] FROM generate_series(1, 64) d)::vector,
+       'ord-64', md5('sq8' || i) || md5(i::text), 1
+FROM generate_series(1, 2400) i;
+INSERT INTO memory_fabric.reviews (id, tenant_id, candidate_id, status, proposed_tier, priority_score, reviewer, policy_version)
+SELECT 'rv_' || substr(c.id, 4), c.tenant_id, c.id, 'pending_promotion', 'semantic', 0.5, 'auto', 1
+FROM memory_fabric.candidates c WHERE c.id LIKE 'mc\_sq8%';
+INSERT INTO memory_fabric.promoted_memory (id, candidate_id, review_id, tenant_id, user_id, intent_scope, text, classification,
+    source, tier, priority, embedding, embedding_model, content_hash, promoted_by, promoted_at, expires_at,
+    retracted_at, retracted_by, retraction_reason)
+SELECT 'pm_' || substr(c.id, 4), c.id, 'rv_' || substr(c.id, 4), c.tenant_id, c.user_id, c.intent_id, c.text,
+       c.classification, c.source, 'semantic', (ARRAY[0.5, 0.7, 0.9])[(n / 12) % 3 + 1], c.embedding, c.embedding_model,
+       c.content_hash, 'auto',
+       timestamptz '2026-01-01 00:00+00' + ((n / 36) % 4) * interval '10 days',
+       CASE WHEN n % 17 = 0 THEN timestamptz '2026-01-20 00:00+00' END,
+       CASE WHEN n % 13 = 0 THEN timestamptz '2026-01-15 00:00+00' END,
+       CASE WHEN n % 13 = 0 THEN 'test' END, CASE WHEN n % 13 = 0 THEN 'test' END
+FROM memory_fabric.candidates c, LATERAL (SELECT substr(c.id, 7)::int AS n) x
+WHERE c.id LIKE 'mc\_sq8%';
+CREATE TEMP TABLE sq8_cases AS
+SELECT usr, intent, k, cls, at, q, 'ord-64' AS qm
+FROM unnest(ARRAY['u1', NULL]) usr, unnest(ARRAY['a', NULL]) intent, unnest(ARRAY[1, 8, 50]) k,
+     (VALUES (ARRAY['PUBLIC']), (ARRAY['PUBLIC', 'INTERNAL', 'PII'])) c(cls),
+     unnest(ARRAY[timestamptz '2026-01-12 00:00+00', timestamptz '2026-03-01 00:00+00']) at,
+     (SELECT (SELECT array_agg(1 + 0.05 * cos(j * 3.7 + d * 1.3))::real[] FROM generate_series(1, 64) d)::vector AS q
+      FROM generate_series(1, 3) j) v;
+CREATE TEMP TABLE sq8_results AS
+SELECT c.*, ARRAY(SELECT r.memory_id FROM memory_fabric.recall('t_ord', c.intent, user_id => c.usr, max_recalls => c.k,
+                                          classification_allowed => c.cls, as_of => c.at, query_embedding => c.q,
+                                          query_embedding_model => c.qm) r) AS got,
+       pg_temp.expected(c.usr, c.intent, c.k, c.cls, c.at, c.q, c.qm) AS want,
+       cardinality(memory_fabric._recall_candidates('t_ord', c.usr, c.intent, c.cls, c.at,
+                   memory_fabric._recall_settings('t_ord'), c.k, c.qm, c.q::real[], NULL, NULL, NULL, NULL, NULL, NULL))
+           AS candidates,
+       (SELECT count(*) FROM memory_fabric.promoted_memory m WHERE m.tenant_id = 't_ord'
+          AND coalesce(m.user_id = c.usr, m.user_id IS NULL) AND coalesce(m.intent_scope = c.intent, m.intent_scope IS NULL)
+          AND m.promoted_at <= c.at AND (m.retracted_at IS NULL OR m.retracted_at > c.at)
+          AND (m.expires_at IS NULL OR m.expires_at > c.at) AND m.classification = ANY (c.cls)) AS visible
+FROM sq8_cases c;
+SELECT count(*) AS cases, count(*) FILTER (WHERE got = want) AS same_as_definition,
+       count(*) FILTER (WHERE cardinality(got) = k) AS full,
+       count(*) FILTER (WHERE k <= 8) AS up_to_8,
+       count(*) FILTER (WHERE k <= 8 AND candidates >= k AND candidates * 4 < visible) AS up_to_8_pruned_to_a_quarter,
+       min(visible) AS fewest_visible, max(visible) AS most_visible
+FROM sq8_results;
+SELECT usr, intent, k, cls, at, got, want, candidates, visible FROM sq8_results WHERE got IS DISTINCT FROM want LIMIT 5;
+SELECT usr, intent, k, cls, at, candidates, visible FROM sq8_results
+WHERE k <= 8 AND (candidates * 4 >= visible OR candidates < k) LIMIT 5;
+
 -- The plan recall uses without a query: both halves in index order, nothing sorted whole.
 EXPLAIN (COSTS OFF)
 SELECT u.id FROM ((SELECT m.id, m.priority, m.promoted_at FROM memory_fabric.promoted_memory m
@@ -92,8 +151,8 @@ SELECT u.id FROM ((SELECT m.id, m.priority, m.promoted_at FROM memory_fabric.pro
 ORDER BY u.priority DESC, u.promoted_at DESC, u.id LIMIT 8;
 
 
--- The plan recall uses with a query: each part of the scope read index-only from
--- promoted_scope_vectors, and the rows too wide for it through promoted_scope_wide.
+-- A scope read index-only from promoted_scope_vectors (review's exact search), and the rows too
+-- wide for it through promoted_scope_wide (recall, with a query, reads those parts so).
 EXPLAIN (COSTS OFF)
 SELECT p.id, p.priority, p.promoted_at, 1 - (p.embedding <=> '[0.3, -0.8, 1.9]') FROM memory_fabric.promoted_memory p
 WHERE p.tenant_id = 't_ord' AND p.user_id = 'u1' AND p.intent_scope IS NULL AND p.classification = ANY ('{PUBLIC}')

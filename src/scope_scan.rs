@@ -1,0 +1,126 @@
+//! Reading a range of one of promoted_memory's covering indexes without the executor: recall
+//! scores every memory of a scope, and at a few hundred bytes an entry the executor's work per
+//! row cost more than the reading (src/api/recall.rs). What an index-only scan does, and no more:
+//! the statement's snapshot, a heap visit for entries on pages not all-visible, the predicate
+//! lock a serializable transaction needs. Row-level security is not applied here: callers pass
+//! only what they return to a query that applies it.
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use pgrx::IntoDatum;
+
+// PostgreSQL's, not in pgrx's bindings; called through pg_guard_ffi_boundary, so that an
+// ERROR it raises unwinds as pgrx's own calls do.
+extern "C-unwind" {
+    fn PredicateLockPage(relation: pg_sys::Relation, blkno: pg_sys::BlockNumber, snapshot: pg_sys::Snapshot);
+}
+
+/// A condition on one leading column of the index: equal to a text, or null.
+pub enum Key<'a> {
+    Eq(&'a str),
+    IsNull,
+}
+
+/// Calls `f` with the columns of every entry of `memory_fabric.<index>` whose leading columns
+/// match `keys`, that the statement's snapshot sees, in index order. The datums point into the
+/// entry and are valid only during the call. `index` must be an index of promoted_memory.
+pub fn for_each_entry(index: &str, keys: &[Key<'_>], mut f: impl FnMut(&[pg_sys::Datum], &[bool])) {
+    let name = std::ffi::CString::new(index).expect("index names hold no NUL");
+    // SAFETY: the relations are opened and locked before use and closed after; the scan, its
+    // slot and the visibility-map pin are released at the end (and by the resource owner on an
+    // error); the datums handed to `f` are read before the next entry is fetched.
+    unsafe {
+        let ns = pg_sys::get_namespace_oid(c"memory_fabric".as_ptr(), false);
+        let index_oid = pg_sys::get_relname_relid(name.as_ptr(), ns);
+        let table_oid = pg_sys::get_relname_relid(c"promoted_memory".as_ptr(), ns);
+        if index_oid == pg_sys::InvalidOid || pg_sys::IndexGetRelation(index_oid, true) != table_oid {
+            error!("memory_fabric: index \"memory_fabric.{index}\" of promoted_memory is missing");
+        }
+        let heap = pg_sys::table_open(table_oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let rel = pg_sys::index_open(index_oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let natts = (*(*rel).rd_index).indnkeyatts as usize;
+        if keys.len() > natts {
+            error!("memory_fabric: index \"memory_fabric.{index}\" has fewer key columns than the scan");
+        }
+        let snapshot = pg_sys::GetActiveSnapshot();
+        if snapshot.is_null() {
+            error!("memory_fabric: no active snapshot to scan \"memory_fabric.{index}\"");
+        }
+        let mut skeys: Vec<pg_sys::ScanKeyData> = Vec::with_capacity(keys.len());
+        for (i, k) in keys.iter().enumerate() {
+            let mut sk: pg_sys::ScanKeyData = std::mem::zeroed();
+            let attno = (i + 1) as pg_sys::AttrNumber;
+            match k {
+                Key::Eq(s) => pg_sys::ScanKeyEntryInitialize(
+                    &mut sk,
+                    0,
+                    attno,
+                    pg_sys::BTEqualStrategyNumber as pg_sys::StrategyNumber,
+                    pg_sys::InvalidOid,
+                    *(*rel).rd_indcollation.add(i),
+                    pg_sys::Oid::from(pg_sys::F_TEXTEQ),
+                    s.into_datum().expect("a text datum"),
+                ),
+                Key::IsNull => pg_sys::ScanKeyEntryInitialize(
+                    &mut sk,
+                    (pg_sys::SK_ISNULL | pg_sys::SK_SEARCHNULL) as i32,
+                    attno,
+                    0,
+                    pg_sys::InvalidOid,
+                    pg_sys::InvalidOid,
+                    pg_sys::InvalidOid,
+                    pg_sys::Datum::from(0),
+                ),
+            }
+            skeys.push(sk);
+        }
+        let scan = pg_sys::index_beginscan(heap, rel, snapshot, skeys.len() as i32, 0);
+        (*scan).xs_want_itup = true;
+        pg_sys::index_rescan(scan, skeys.as_mut_ptr(), skeys.len() as i32, std::ptr::null_mut(), 0);
+        let slot = pg_sys::table_slot_create(heap, std::ptr::null_mut());
+        let mut vm_buffer: pg_sys::Buffer = pg_sys::InvalidBuffer as pg_sys::Buffer;
+        let width = (*(*scan).xs_itupdesc).natts as usize;
+        let mut values = vec![pg_sys::Datum::from(0); width];
+        let mut nulls = vec![true; width];
+        loop {
+            pgrx::check_for_interrupts!();
+            let tid = pg_sys::index_getnext_tid(scan, pg_sys::ScanDirection::ForwardScanDirection);
+            if tid.is_null() {
+                break;
+            }
+            let block = (((*tid).ip_blkid.bi_hi as u32) << 16) | (*tid).ip_blkid.bi_lo as u32;
+            let mut from_heap = false;
+            if pg_sys::visibilitymap_get_status(heap, block, &mut vm_buffer) as u32 & pg_sys::VISIBILITYMAP_ALL_VISIBLE == 0 {
+                if !pg_sys::index_fetch_heap(scan, slot) {
+                    continue;
+                }
+                pg_sys::ExecClearTuple(slot);
+                if (*scan).xs_heap_continue {
+                    error!("memory_fabric: non-MVCC snapshots are not supported in a scope scan");
+                }
+                from_heap = true;
+            }
+            pg_sys::index_deform_tuple((*scan).xs_itup, (*scan).xs_itupdesc, values.as_mut_ptr(), nulls.as_mut_ptr());
+            f(&values, &nulls);
+            if !from_heap {
+                pg_sys::submodules::ffi::pg_guard_ffi_boundary(|| PredicateLockPage(heap, block, snapshot));
+            }
+        }
+        if vm_buffer != pg_sys::InvalidBuffer as pg_sys::Buffer {
+            pg_sys::ReleaseBuffer(vm_buffer);
+        }
+        pg_sys::ExecDropSingleTupleTableSlot(slot);
+        pg_sys::index_endscan(scan);
+        pg_sys::index_close(rel, pg_sys::NoLock as pg_sys::LOCKMODE);
+        pg_sys::table_close(heap, pg_sys::NoLock as pg_sys::LOCKMODE);
+    }
+}
+
+/// The bytes of a varlena datum (text, bytea, numeric), decompressed if it was compressed.
+///
+/// # Safety
+/// `d` must be a non-null varlena datum that stays valid while the slice is used.
+pub unsafe fn varlena_bytes<'a>(d: pg_sys::Datum) -> &'a [u8] {
+    let p = pg_sys::pg_detoast_datum_packed(d.cast_mut_ptr());
+    std::slice::from_raw_parts(pgrx::varlena::vardata_any(p) as *const u8, pgrx::varlena::varsize_any_exhdr(p))
+}
