@@ -31,11 +31,13 @@ $$;
 -- each function still checks its tenant grant and pin).
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA memory_fabric TO @extowner@;
 
--- Recall's candidates (memory_fabric._recall_candidates(), src/api/recall.rs): the entries of
--- promoted_scope_vectors, with the embedding quantised to a byte a dimension (with the bounds of
--- its rounding: _embedding_sq8) instead of four, about a third of the bytes to read for every
--- memory of a scope. Here rather than in sql/schema.sql because its key calls a function of
--- this library, created after schema.sql.
+-- The scopes of the promoted memories whose values fit a btree entry (_scope_fits; sql/schema.sql),
+-- with each embedding quantised to a byte a dimension and the bounds of its rounding
+-- (_embedding_sq8) instead of four bytes a dimension. Recall with a query vector
+-- (_recall_candidates(), src/api/recall.rs) and review's exact search (_nearest_candidates(),
+-- src/pipeline/review.rs) read a scope's entries and bound every memory's similarity, then read
+-- only the memories that could be among their results by id. Here rather than in sql/schema.sql
+-- because its key calls a function of this library, created after schema.sql.
 CREATE INDEX promoted_scope_sq8 ON memory_fabric.promoted_memory
     (tenant_id, user_id, intent_scope, embedding_model, memory_fabric._embedding_sq8(embedding::real[]))
     INCLUDE (retracted_at, expires_at, promoted_at, classification, consent_id, priority, id)

@@ -1,13 +1,17 @@
--- memory_fabric 0.13.0 → 0.14.0: recall with a query vector scores only the memories that could
--- be among its results.
--- * promoted_scope_sq8 holds, for the rows of promoted_scope_vectors, the embedding quantised to
---   a byte a dimension with the bounds of its rounding (memory_fabric._embedding_sq8()).
+-- memory_fabric 0.13.0 → 0.14.0: recall with a query vector and review's exact search compare only
+-- the memories that could be among their results.
+-- * promoted_scope_sq8 holds, for the rows whose values fit a btree entry (_scope_fits), the
+--   embedding quantised to a byte a dimension with the bounds of its rounding
+--   (memory_fabric._embedding_sq8()).
 -- * memory_fabric._recall_candidates() reads a scope's entries of it and bounds each memory's
 --   score; recall() scores exactly, with the vectors, only the memories whose upper bound reaches
 --   the max_recalls-th best lower bound.
+-- * memory_fabric._nearest_candidates() does the same for review's exact search (the K nearest
+--   by similarity), and promoted_scope_vectors, which held every fitting row's full vector and
+--   which nothing reads any more, is dropped.
 -- Building the index reads every promoted memory once (10 s for the update of a database of 1M
 -- memories on the machine BENCHMARKS.md was measured on).
--- Its statements are the install script's own (the two new functions as pgrx declares them,
+-- Its statements are the install script's own (the three new functions as pgrx declares them,
 -- the index, recall() in full); tests/upgrade/run.sh checks that it ends with the catalog of a
 -- fresh install.
 \echo Use "ALTER EXTENSION memory_fabric UPDATE TO '0.14.0'" to load this file. \quit
@@ -22,11 +26,13 @@ IMMUTABLE STRICT PARALLEL SAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_embedding_sq8_wrapper';
--- Recall's candidates (memory_fabric._recall_candidates(), src/api/recall.rs): the entries of
--- promoted_scope_vectors, with the embedding quantised to a byte a dimension (with the bounds of
--- its rounding: _embedding_sq8) instead of four, about a third of the bytes to read for every
--- memory of a scope. Here rather than in sql/schema.sql because its key calls a function of
--- this library, created after schema.sql.
+-- The scopes of the promoted memories whose values fit a btree entry (_scope_fits; sql/schema.sql),
+-- with each embedding quantised to a byte a dimension and the bounds of its rounding
+-- (_embedding_sq8) instead of four bytes a dimension. Recall with a query vector
+-- (_recall_candidates(), src/api/recall.rs) and review's exact search (_nearest_candidates(),
+-- src/pipeline/review.rs) read a scope's entries and bound every memory's similarity, then read
+-- only the memories that could be among their results by id. Here rather than in sql/schema.sql
+-- because its key calls a function of this library, created after schema.sql.
 CREATE INDEX promoted_scope_sq8 ON memory_fabric.promoted_memory
     (tenant_id, user_id, intent_scope, embedding_model, memory_fabric._embedding_sq8(embedding::real[]))
     INCLUDE (retracted_at, expires_at, promoted_at, classification, consent_id, priority, id)
@@ -55,6 +61,25 @@ STABLE PARALLEL RESTRICTED
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_recall_candidates_wrapper';
+
+-- Review's exact search reads the candidates of promoted_scope_sq8 too, and nothing reads
+-- promoted_scope_vectors any more.
+CREATE FUNCTION memory_fabric."_nearest_candidates"(
+	"tenant_id" TEXT, /* & str */
+	"user_id" TEXT, /* Option < & str > */
+	"intent_id" TEXT, /* Option < & str > */
+	"model" TEXT, /* & str */
+	"embedding" real[], /* Vec < f32 > */
+	"k" INT /* i32 */
+) RETURNS TEXT[] /* Vec < String > */
+STABLE PARALLEL RESTRICTED
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_nearest_candidates_wrapper';
+REVOKE ALL ON FUNCTION memory_fabric._nearest_candidates FROM PUBLIC;
+DROP INDEX memory_fabric.promoted_scope_vectors;
+COMMENT ON FUNCTION memory_fabric._scope_fits IS
+    'Whether a promoted memory''s scope columns and embedding fit the covering scope indexes (promoted_scope_wide keys the rest)';
 
 -- recall() scores only the candidates of the rows that fit promoted_scope_vectors.
 SET LOCAL client_min_messages = warning;  -- the %TYPE notices
@@ -156,10 +181,11 @@ BEGIN
               LIMIT recall.max_recalls) x;
     ELSE
         -- With a query every visible row in scope is scored: the user's and the user-less rows,
-        -- cross-intent or of the intent. Of the rows that fit promoted_scope_vectors, only those
+        -- cross-intent or of the intent. Of the rows that fit promoted_scope_sq8, only those
         -- _recall_candidates() finds could be among the first max_recalls (it bounds their
         -- scores from promoted_scope_sq8, a byte a dimension; it runs in this statement, so with
-        -- its snapshot); they are read by id. The rows too wide for it are read through
+        -- its snapshot); they are read by id (OFFSET 0: one primary-key lookup each, never a scan
+        -- of the scope joined to them). The rows too wide for it are read through
         -- promoted_scope_wide, in four index ranges. The similarity is computed once per row
         -- (OFFSET 0 keeps the planner from copying it into the score), and the score floor is
         -- applied to the top rows only, which is the same: the rows are ordered by score first.
@@ -189,8 +215,9 @@ BEGIN
                                recall.classification_allowed, t, s, recall.max_recalls, q_b_model, q_b::real[],
                                q_s_model, q_s::real[], q_f_model, q_f::real[],
                                recall.query_embedding_model, recall.query_embedding::real[])) AS k(id)
-                      JOIN LATERAL memory_fabric._visible_memories(recall.tenant_id, recall.user_id, recall.intent_id,
-                                                                   recall.classification_allowed, t) p ON p.id = k.id
+                      CROSS JOIN LATERAL (SELECT m.id FROM memory_fabric.promoted_memory m WHERE m.id = k.id OFFSET 0) b
+                      JOIN memory_fabric._visible_memories(recall.tenant_id, recall.user_id, recall.intent_id,
+                                                           recall.classification_allowed, t) p ON p.id = b.id
                       UNION ALL
                       SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model
                       FROM memory_fabric._visible_memories(recall.tenant_id, recall.user_id, recall.intent_id,
@@ -272,4 +299,5 @@ REVOKE ALL ON FUNCTION memory_fabric.recall, memory_fabric._recall_settings(text
     memory_fabric._recall_candidates,
     memory_fabric._query_dimensions(text, text), memory_fabric._log_recall FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.recall TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric._embedding_sq8, memory_fabric._recall_candidates TO @extowner@;
+GRANT EXECUTE ON FUNCTION memory_fabric._embedding_sq8, memory_fabric._recall_candidates,
+    memory_fabric._nearest_candidates TO @extowner@;

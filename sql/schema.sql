@@ -269,12 +269,13 @@ CREATE INDEX promoted_recall_userless ON memory_fabric.promoted_memory (tenant_i
 -- retracted_at is included so that review can size its scope from the index alone.
 CREATE INDEX promoted_scope ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
     INCLUDE (retracted_at);
--- They read their scope from an index, not the heap: promoted_scope_vectors holds, in scope
--- order, every column they need, the embedding included, so each scope is read as a few
--- contiguous index pages (index-only) instead of one heap page per row. A btree entry cannot
--- exceed 2704 bytes, so the index holds only rows whose values fit (_scope_fits: embeddings up
--- to about 580 dimensions with short identifiers); promoted_scope_wide keys the rest, and both
--- readers visit both.
+-- They read their scope from covering indexes, not the heap: each scope is read as a few
+-- contiguous index pages (index-only) instead of one heap page per row. Review's exact search and
+-- recall with a query read promoted_scope_sq8 (sql/finalize.sql), which keys each row's embedding
+-- quantised to a byte a dimension, and then only the rows that could be among their results, by
+-- id. A btree entry cannot exceed 2704 bytes, so these indexes hold only rows whose values fit
+-- (_scope_fits, a rule written for the full vector: embeddings up to about 580 dimensions with
+-- short identifiers); promoted_scope_wide keys the rest, and every reader visits both.
 DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
 CREATE FUNCTION memory_fabric._scope_fits(tenant_id text, user_id text, intent_scope text, embedding_model text,
                                           id text, classification text, consent_id text, embedding @pgvector@.vector)
@@ -290,18 +291,15 @@ AS $body$
 $body$
 $ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
 COMMENT ON FUNCTION memory_fabric._scope_fits IS
-    'Whether a promoted memory''s scope columns and embedding fit an entry of promoted_scope_vectors';
+    'Whether a promoted memory''s scope columns and embedding fit the covering scope indexes (promoted_scope_wide keys the rest)';
 REVOKE ALL ON FUNCTION memory_fabric._scope_fits FROM PUBLIC;
-CREATE INDEX promoted_scope_vectors ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
-    INCLUDE (retracted_at, expires_at, promoted_at, classification, consent_id, priority, id, embedding)
-    WHERE memory_fabric._scope_fits(tenant_id, user_id, intent_scope, embedding_model, id, classification, consent_id, embedding);
 CREATE INDEX promoted_scope_wide ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
     WHERE NOT memory_fabric._scope_fits(tenant_id, user_id, intent_scope, embedding_model, id, classification, consent_id, embedding);
 -- Review's search of a scope above 2000 rows ranks the live rows by their quantised embeddings
 -- (embedding_bits, 48 bytes for 384 dimensions against 1536) and compares only the first ones
 -- exactly: it reads them from promoted_scope_bits, which holds what that ranking needs and is a
--- few percent of promoted_scope_vectors' size. Only unretracted rows, so that recall (which
--- may read retracted ones, as of a past instant) cannot take it for promoted_scope_vectors;
+-- few percent of the size of an index of the full vectors. Only unretracted rows, so that recall (which
+-- may read retracted ones, as of a past instant) cannot take it for promoted_scope_sq8;
 -- every row that fits the one fits this one.
 CREATE INDEX promoted_scope_bits ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
     INCLUDE (expires_at, id, embedding_bits)
@@ -501,7 +499,7 @@ BEGIN ATOMIC
       -- without OR: recall adds user_id = for_user or user_id IS NULL, and intent_scope IS NULL
       -- or intent_scope = for_intent, to each of its queries; with an OR here its generic plans
       -- combined two bitmap scans and read the heap (or sorted the scope) instead of reading
-      -- promoted_recall in order or promoted_scope_vectors index-only.
+      -- promoted_recall in order or the scope index-only.
       AND coalesce(m.user_id = _visible_memories.for_user, m.user_id IS NULL)
       AND coalesce(m.intent_scope = _visible_memories.for_intent, m.intent_scope IS NULL)
       AND m.promoted_at <= _visible_memories.at

@@ -116,6 +116,25 @@ pub fn for_each_entry(index: &str, keys: &[Key<'_>], mut f: impl FnMut(&[pg_sys:
     }
 }
 
+/// The entries of `memory_fabric.<index>` for the tenant and every pair of a user and an intent
+/// given (None: null), as for_each_entry reads them, range after range.
+pub fn for_each_in_ranges(
+    index: &str,
+    tenant: &str,
+    users: &[Option<&str>],
+    intents: &[Option<&str>],
+    mut f: impl FnMut(&[pg_sys::Datum], &[bool]),
+) {
+    fn key<'a>(x: Option<&'a str>) -> Key<'a> {
+        x.map_or(Key::IsNull, Key::Eq)
+    }
+    for u in users {
+        for i in intents {
+            for_each_entry(index, &[Key::Eq(tenant), key(*u), key(*i)], &mut f);
+        }
+    }
+}
+
 /// The bytes of a varlena datum (text, bytea, numeric), decompressed if it was compressed.
 ///
 /// # Safety

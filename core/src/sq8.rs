@@ -105,6 +105,52 @@ fn dot(q: &[u8], x: &[f32]) -> f64 {
     s
 }
 
+/// The k-th best of the lower bounds offered so far (-inf until k were offered): whatever the
+/// rest, the k best values are at least this, so anything whose upper bound is below it is not
+/// among them.
+pub struct Floor {
+    k: usize,
+    best: std::collections::BinaryHeap<std::cmp::Reverse<Total>>,
+}
+
+#[derive(PartialEq)]
+struct Total(f64);
+impl Eq for Total {}
+impl PartialOrd for Total {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Total {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+
+impl Floor {
+    pub fn new(k: usize) -> Floor {
+        Floor { k: k.max(1), best: std::collections::BinaryHeap::with_capacity(k.max(1) + 1) }
+    }
+
+    /// Offers the lower bound of a value certainly among those ranked; a bound that is not a
+    /// finite number is not offered.
+    pub fn offer(&mut self, lower: f64) {
+        if lower.is_finite() {
+            self.best.push(std::cmp::Reverse(Total(lower)));
+            if self.best.len() > self.k {
+                self.best.pop();
+            }
+        }
+    }
+
+    pub fn get(&self) -> f64 {
+        if self.best.len() < self.k {
+            return f64::NEG_INFINITY;
+        }
+        self.best.peek().map_or(f64::NEG_INFINITY, |b| b.0 .0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,6 +200,20 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn floor_is_the_kth_best() {
+        let mut f = Floor::new(3);
+        assert_eq!(f.get(), f64::NEG_INFINITY);
+        for x in [0.5, f64::NAN, 0.1, f64::INFINITY, 0.9] {
+            f.offer(x);
+        }
+        assert_eq!(f.get(), 0.1);
+        f.offer(0.7);
+        assert_eq!(f.get(), 0.5);
+        f.offer(0.2);
+        assert_eq!(f.get(), 0.5);
     }
 
     #[test]

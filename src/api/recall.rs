@@ -76,25 +76,10 @@ fn _query_dimensions(tenant_id: &str, model: &str) -> Option<i32> {
     Spi::connect(|client| embedder::known_dimensions(client, tenant_id, model))
 }
 
-/// f64 ordered by total_cmp, for the heap of the best lower bounds.
-#[derive(PartialEq)]
-struct Bound(f64);
-impl Eq for Bound {}
-impl PartialOrd for Bound {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Bound {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&o.0)
-    }
-}
-
 /// The memories of a scope whose score could be among the `max_recalls` best: recall scores only
 /// these exactly, with the vectors, instead of every memory of the scope.
 ///
-/// It reads the scope's entries of promoted_scope_sq8 (the rows that fit promoted_scope_vectors;
+/// It reads the scope's entries of promoted_scope_sq8 (the rows that fit a btree entry;
 /// recall reads the others itself) in the four ranges recall reads: the user's memories and the
 /// user-less ones, cross-intent or of the intent. For each memory recall could see at `at` it
 /// bounds the score from the quantised embedding (memory_fabric_core::sq8), the recency and the
@@ -124,7 +109,7 @@ fn _recall_candidates(
     model_4: Option<&str>,
     vector_4: Option<Vec<f32>>,
 ) -> Vec<String> {
-    use crate::scope_scan::{for_each_entry, varlena_bytes, Key};
+    use crate::scope_scan::{for_each_in_ranges, varlena_bytes};
     use memory_fabric_core::sq8;
     let classes: Vec<Vec<u8>> = classifications.into_iter().flatten().map(String::into_bytes).collect();
     // (model, query): None when recall's CASE gives NULL for that model
@@ -142,93 +127,79 @@ fn _recall_candidates(
     let at_us = at.into_datum().expect("a timestamp").value() as i64;
     // Bounds only for settings recall can compute with; otherwise every memory is a candidate.
     let bounded = s.len() >= 4 && s[..4].iter().all(|x| x.is_finite()) && s[3] > 0.0;
-    let mut best: std::collections::BinaryHeap<std::cmp::Reverse<Bound>> = std::collections::BinaryHeap::with_capacity(k + 1);
+    let mut best = sq8::Floor::new(k);
     let mut kept: Vec<(f64, String)> = Vec::new();
     let mut priorities: Vec<(Vec<u8>, f64)> = Vec::new();
-    let user_keys: Vec<Key<'_>> = match user_id {
-        Some(u) => vec![Key::Eq(u), Key::IsNull],
-        None => vec![Key::IsNull],
-    };
-    let intent_keys: Vec<Key<'_>> = match intent_id {
-        Some(i) => vec![Key::IsNull, Key::Eq(i)],
-        None => vec![Key::IsNull],
-    };
-    for u in &user_keys {
-        for i in &intent_keys {
-            let u = match u { Key::Eq(x) => Key::Eq(x), Key::IsNull => Key::IsNull };
-            let i = match i { Key::Eq(x) => Key::Eq(x), Key::IsNull => Key::IsNull };
-            for_each_entry("promoted_scope_sq8", &[Key::Eq(tenant_id), u, i], |v, null| {
-                // 3 model, 4 code, 5 retracted_at, 6 expires_at, 7 promoted_at, 8 classification,
-                // 9 consent_id, 10 priority, 11 id
-                let ts = |c: usize| (!null[c]).then(|| v[c].value() as i64);
-                if ts(7).is_none_or(|p| p > at_us)
-                    || ts(5).is_some_and(|r| r <= at_us)
-                    || ts(6).is_some_and(|e| e <= at_us)
-                    || null[8]
-                    || null[11]
-                {
-                    return;
-                }
-                // SAFETY: non-null varlena columns of the entry, read during the callback.
-                let class = unsafe { varlena_bytes(v[8]) };
-                if !classes.iter().any(|c| c.as_slice() == class) {
-                    return;
-                }
-                let certain = null[9];
-                let (mut lo, mut hi) = (0.0, 0.0);
-                if !null[4] && !null[3] {
-                    let model = unsafe { varlena_bytes(v[3]) };
-                    if let Some((_, q, unbounded)) = queries.iter().find(|(m, _, _)| *m == model) {
-                        match q {
-                            Some(q) => match sq8::similarity_bounds(unsafe { varlena_bytes(v[4]) }, q) {
-                                Some((l, h)) => (lo, hi) = (l, h),
-                                None => (lo, hi) = (f64::NEG_INFINITY, f64::INFINITY),
-                            },
-                            None if *unbounded => (lo, hi) = (f64::NEG_INFINITY, f64::INFINITY),
-                            None => {}
-                        }
-                    }
-                }
-                let (lower, upper) = if bounded && lo.is_finite() && hi.is_finite() {
-                    let pri = if null[10] {
-                        0.0
-                    } else {
-                        let raw = unsafe { varlena_bytes(v[10]) };
-                        match priorities.iter().find(|(b, _)| b.as_slice() == raw) {
-                            Some((_, p)) => *p,
-                            None => {
-                                let p = unsafe { pgrx::fcinfo::direct_function_call::<f64>(pg_sys::numeric_float8, &[Some(v[10])]) }
-                                    .unwrap_or(0.0);
-                                priorities.push((raw.to_vec(), p));
-                                p
-                            }
-                        }
-                    };
-                    let age = ((at_us - ts(7).unwrap_or(at_us)) as f64 / 1e6).max(0.0);
-                    let rest = s[1] * 0.5f64.powf(age / 86400.0 / s[3]) + s[2] * pri;
-                    let (a, b) = if s[0] >= 0.0 { (s[0] * lo, s[0] * hi) } else { (s[0] * hi, s[0] * lo) };
-                    let margin = 1e-9 * (1.0 + rest.abs() + s[0].abs());
-                    (rest + a - margin, rest + b + margin)
-                } else {
-                    (f64::NEG_INFINITY, f64::INFINITY)
-                };
-                // not a number or infinite (huge weights): no bound
-                let (lower, upper) =
-                    if lower.is_finite() && upper.is_finite() { (lower, upper) } else { (f64::NEG_INFINITY, f64::INFINITY) };
-                if certain && lower.is_finite() {
-                    best.push(std::cmp::Reverse(Bound(lower)));
-                    if best.len() > k {
-                        best.pop();
-                    }
-                }
-                let floor = if best.len() == k { best.peek().map_or(f64::NEG_INFINITY, |b| b.0 .0) } else { f64::NEG_INFINITY };
-                if upper >= floor {
-                    kept.push((upper, unsafe { pgrx::varlena::text_to_rust_str_unchecked(pg_sys::pg_detoast_datum_packed(v[11].cast_mut_ptr())) }.to_owned()));
-                }
-            });
+    // recall's four ranges: the user's memories and the user-less ones (only these without a
+    // user), cross-intent or of the intent (only cross-intent without one)
+    let users: Vec<Option<&str>> = if user_id.is_some() { vec![user_id, None] } else { vec![None] };
+    let intents: Vec<Option<&str>> = if intent_id.is_some() { vec![None, intent_id] } else { vec![None] };
+    for_each_in_ranges("promoted_scope_sq8", tenant_id, &users, &intents, |v, null| {
+        // 3 model, 4 code, 5 retracted_at, 6 expires_at, 7 promoted_at, 8 classification,
+        // 9 consent_id, 10 priority, 11 id
+        let ts = |c: usize| (!null[c]).then(|| v[c].value() as i64);
+        if ts(7).is_none_or(|p| p > at_us)
+            || ts(5).is_some_and(|r| r <= at_us)
+            || ts(6).is_some_and(|e| e <= at_us)
+            || null[8]
+            || null[11]
+        {
+            return;
         }
-    }
-    let floor = if best.len() == k { best.peek().map_or(f64::NEG_INFINITY, |b| b.0 .0) } else { f64::NEG_INFINITY };
+        // SAFETY: non-null varlena columns of the entry, read during the callback.
+        let class = unsafe { varlena_bytes(v[8]) };
+        if !classes.iter().any(|c| c.as_slice() == class) {
+            return;
+        }
+        let certain = null[9];
+        let (mut lo, mut hi) = (0.0, 0.0);
+        if !null[4] && !null[3] {
+            let model = unsafe { varlena_bytes(v[3]) };
+            if let Some((_, q, unbounded)) = queries.iter().find(|(m, _, _)| *m == model) {
+                match q {
+                    Some(q) => match sq8::similarity_bounds(unsafe { varlena_bytes(v[4]) }, q) {
+                        Some((l, h)) => (lo, hi) = (l, h),
+                        None => (lo, hi) = (f64::NEG_INFINITY, f64::INFINITY),
+                    },
+                    None if *unbounded => (lo, hi) = (f64::NEG_INFINITY, f64::INFINITY),
+                    None => {}
+                }
+            }
+        }
+        let (lower, upper) = if bounded && lo.is_finite() && hi.is_finite() {
+            let pri = if null[10] {
+                0.0
+            } else {
+                let raw = unsafe { varlena_bytes(v[10]) };
+                match priorities.iter().find(|(b, _)| b.as_slice() == raw) {
+                    Some((_, p)) => *p,
+                    None => {
+                        let p = unsafe { pgrx::fcinfo::direct_function_call::<f64>(pg_sys::numeric_float8, &[Some(v[10])]) }
+                            .unwrap_or(0.0);
+                        priorities.push((raw.to_vec(), p));
+                        p
+                    }
+                }
+            };
+            let age = ((at_us - ts(7).unwrap_or(at_us)) as f64 / 1e6).max(0.0);
+            let rest = s[1] * 0.5f64.powf(age / 86400.0 / s[3]) + s[2] * pri;
+            let (a, b) = if s[0] >= 0.0 { (s[0] * lo, s[0] * hi) } else { (s[0] * hi, s[0] * lo) };
+            let margin = 1e-9 * (1.0 + rest.abs() + s[0].abs());
+            (rest + a - margin, rest + b + margin)
+        } else {
+            (f64::NEG_INFINITY, f64::INFINITY)
+        };
+        // not a number or infinite (huge weights): no bound
+        let (lower, upper) =
+            if lower.is_finite() && upper.is_finite() { (lower, upper) } else { (f64::NEG_INFINITY, f64::INFINITY) };
+        if certain {
+            best.offer(lower);
+        }
+        if upper >= best.get() {
+            kept.push((upper, String::from_utf8_lossy(unsafe { varlena_bytes(v[11]) }).into_owned()));
+        }
+    });
+    let floor = best.get();
     kept.into_iter().filter(|(u, _)| *u >= floor).map(|(_, id)| id).collect()
 }
 
@@ -398,10 +369,11 @@ BEGIN
               LIMIT recall.max_recalls) x;
     ELSE
         -- With a query every visible row in scope is scored: the user's and the user-less rows,
-        -- cross-intent or of the intent. Of the rows that fit promoted_scope_vectors, only those
+        -- cross-intent or of the intent. Of the rows that fit promoted_scope_sq8, only those
         -- _recall_candidates() finds could be among the first max_recalls (it bounds their
         -- scores from promoted_scope_sq8, a byte a dimension; it runs in this statement, so with
-        -- its snapshot); they are read by id. The rows too wide for it are read through
+        -- its snapshot); they are read by id (OFFSET 0: one primary-key lookup each, never a scan
+        -- of the scope joined to them). The rows too wide for it are read through
         -- promoted_scope_wide, in four index ranges. The similarity is computed once per row
         -- (OFFSET 0 keeps the planner from copying it into the score), and the score floor is
         -- applied to the top rows only, which is the same: the rows are ordered by score first.
@@ -431,8 +403,9 @@ BEGIN
                                recall.classification_allowed, t, s, recall.max_recalls, q_b_model, q_b::real[],
                                q_s_model, q_s::real[], q_f_model, q_f::real[],
                                recall.query_embedding_model, recall.query_embedding::real[])) AS k(id)
-                      JOIN LATERAL memory_fabric._visible_memories(recall.tenant_id, recall.user_id, recall.intent_id,
-                                                                   recall.classification_allowed, t) p ON p.id = k.id
+                      CROSS JOIN LATERAL (SELECT m.id FROM memory_fabric.promoted_memory m WHERE m.id = k.id OFFSET 0) b
+                      JOIN memory_fabric._visible_memories(recall.tenant_id, recall.user_id, recall.intent_id,
+                                                           recall.classification_allowed, t) p ON p.id = b.id
                       UNION ALL
                       SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model
                       FROM memory_fabric._visible_memories(recall.tenant_id, recall.user_id, recall.intent_id,

@@ -127,10 +127,11 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
                  ORDER BY m.embedding::{vs}.vector({d}) OPERATOR({vs}.<=>) $5::real[]::{vs}.vector({d}) LIMIT $6"
             )
         } else {
-            // The scope, cross-intent and of the intent, read index-only (promoted_scope_vectors
-            // for the vectors, promoted_scope_bits for their quantised bits) or, for rows too wide
-            // for them, through promoted_scope_wide; by the cosine distance, or by the differing
-            // bits with the RESCORED first rows then compared exactly (EXACT_ROWS says when).
+            // The scope, cross-intent and of the intent: by the cosine distance of the rows
+            // _nearest_candidates() keeps (it bounds every row's similarity from
+            // promoted_scope_sq8), or by the differing bits (read index-only from
+            // promoted_scope_bits) with the RESCORED first rows then compared exactly (EXACT_ROWS
+            // says when); the rows too wide for those indexes through promoted_scope_wide.
             // The query vector is converted once per part (an InitPlan), not once per row.
             let fits = "memory_fabric._scope_fits(m.tenant_id, m.user_id, m.intent_scope, m.embedding_model, m.id, \
                         m.classification, m.consent_id, m.embedding)";
@@ -146,12 +147,23 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
                      FROM memory_fabric.promoted_memory m WHERE {sc} AND m.embedding_model = $4 AND {fit}"
                 )
             };
-            let parts = [
-                part("m.intent_scope IS NULL", fits),
-                part("m.intent_scope = $3", fits),
-                part("m.intent_scope IS NULL", &format!("NOT {fits}")),
-                part("m.intent_scope = $3", &format!("NOT {fits}")),
-            ]
+            let wide = [part("m.intent_scope IS NULL", &format!("NOT {fits}")), part("m.intent_scope = $3", &format!("NOT {fits}"))];
+            let parts = if by_bits {
+                [part("m.intent_scope IS NULL", fits), part("m.intent_scope = $3", fits)].into_iter().chain(wide).collect::<Vec<_>>()
+            } else {
+                // of the rows that fit, only those _nearest_candidates() finds could be among the
+                // K nearest; read by id (OFFSET 0 keeps the scope's conditions out of the lookup,
+                // so it is one primary-key lookup each, never a scan of the scope joined to
+                // them), in this statement (so with its snapshot)
+                let sc = scope(c.user_id.is_none());
+                let candidates = format!(
+                    "SELECT m.id, {distance} AS d \
+                     FROM pg_catalog.unnest(memory_fabric._nearest_candidates($1, $2, $3, $4, $5, $6::integer)) AS k(id) \
+                     CROSS JOIN LATERAL (SELECT m.* FROM memory_fabric.promoted_memory m WHERE m.id = k.id OFFSET 0) m \
+                     WHERE {sc} AND m.embedding_model = $4"
+                );
+                std::iter::once(candidates).chain(wide).collect()
+            }
             .join(" UNION ALL ");
             if by_bits {
                 format!(
@@ -195,6 +207,68 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
     }
     out
 }
+
+/// The memories of a candidate's scope whose cosine similarity to `embedding` could be among the
+/// `k` highest: review's exact search compares only these. It reads the scope's entries of
+/// promoted_scope_sq8 (the user's, or the user-less ones for a user-less candidate; cross-intent
+/// or of the intent), keeps the live ones of `model`, and bounds each similarity from the
+/// quantised embedding (memory_fabric_core::sq8). The k-th best lower bound among certainly live
+/// memories is a similarity the k nearest reach, so a memory whose upper bound is below it is not
+/// among them, with ties as well. A memory that expires within a minute counts only as a
+/// candidate (the search reads the clock again); one without a vector only while fewer than k
+/// have bounds (it sorts last); one whose similarity has no bound (a zero vector, other
+/// dimensions) always (the exact comparison then raises what it raises).
+#[pg_extern(stable, parallel_restricted)]
+#[search_path(pg_catalog, pg_temp)]
+fn _nearest_candidates(
+    tenant_id: &str,
+    user_id: Option<&str>,
+    intent_id: Option<&str>,
+    model: &str,
+    embedding: Vec<f32>,
+    k: i32,
+) -> Vec<String> {
+    use crate::scope_scan::{for_each_in_ranges, varlena_bytes};
+    use memory_fabric_core::sq8;
+    let q = sq8::Query::new(&embedding);
+    let now = unsafe { pg_sys::GetCurrentTimestamp() };
+    let sure = now.saturating_add(60_000_000);
+    let intents: Vec<Option<&str>> = if intent_id.is_some() { vec![None, intent_id] } else { vec![None] };
+    let mut floor = sq8::Floor::new(k.clamp(1, 1000) as usize);
+    let mut kept: Vec<(f64, String)> = Vec::new();
+    for_each_in_ranges("promoted_scope_sq8", tenant_id, &[user_id], &intents, |v, null| {
+        // 3 model, 4 code, 5 retracted_at, 6 expires_at, 11 id
+        // SAFETY: non-null varlena columns of the entry, read during the callback.
+        if null[3] || !null[5] || null[11] || unsafe { varlena_bytes(v[3]) } != model.as_bytes() {
+            return;
+        }
+        let expires = (!null[6]).then(|| v[6].value() as i64);
+        if expires.is_some_and(|e| e <= now) {
+            return;
+        }
+        let (lo, hi) = match (&q, null[4]) {
+            (_, true) => (f64::NEG_INFINITY, f64::NEG_INFINITY),
+            (Some(q), false) => {
+                sq8::similarity_bounds(unsafe { varlena_bytes(v[4]) }, q).unwrap_or((f64::NEG_INFINITY, f64::INFINITY))
+            }
+            (None, false) => (f64::NEG_INFINITY, f64::INFINITY),
+        };
+        if expires.is_none_or(|e| e > sure) {
+            floor.offer(lo);
+        }
+        if hi >= floor.get() {
+            kept.push((hi, String::from_utf8_lossy(unsafe { varlena_bytes(v[11]) }).into_owned()));
+        }
+    });
+    let f = floor.get();
+    kept.into_iter().filter(|(h, _)| *h >= f).map(|(_, id)| id).collect()
+}
+
+extension_sql!(
+    "REVOKE ALL ON FUNCTION memory_fabric._nearest_candidates FROM PUBLIC;\n",
+    name = "nearest_candidates_privileges",
+    requires = [_nearest_candidates],
+);
 
 /// The K rows of `from_where` nearest the candidate: the same content first, then the most
 /// similar by vector of the candidate's model. `from_where` names the rows compared `r` and

@@ -139,6 +139,31 @@ SELECT usr, intent, k, cls, at, got, want, candidates, visible FROM sq8_results 
 SELECT usr, intent, k, cls, at, candidates, visible FROM sq8_results
 WHERE k <= 8 AND (candidates * 4 >= visible OR candidates < k) LIMIT 5;
 
+-- Review's exact search compares only the memories _nearest_candidates() keeps, by id: their K
+-- (5) nearest must be the scope's 5 nearest (the same user, cross-intent or of the intent, live,
+-- of the model), for queries near none of them and for copies of some of them.
+CREATE TEMP TABLE nearest AS
+SELECT u, i, q,
+       ARRAY(SELECT m.id FROM unnest(memory_fabric._nearest_candidates('t_ord', u, i, 'ord-64', q::real[], 5)) k(id)
+             JOIN memory_fabric.promoted_memory m ON m.id = k.id
+             WHERE m.tenant_id = 't_ord' AND m.user_id IS NOT DISTINCT FROM u AND coalesce(m.intent_scope = i, m.intent_scope IS NULL)
+               AND m.embedding_model = 'ord-64' AND m.retracted_at IS NULL
+               AND (m.expires_at IS NULL OR m.expires_at > clock_timestamp())
+             ORDER BY m.embedding <=> q, m.id LIMIT 5) AS got,
+       ARRAY(SELECT m.id FROM memory_fabric.promoted_memory m
+             WHERE m.tenant_id = 't_ord' AND m.user_id IS NOT DISTINCT FROM u AND coalesce(m.intent_scope = i, m.intent_scope IS NULL)
+               AND m.embedding_model = 'ord-64' AND m.retracted_at IS NULL
+               AND (m.expires_at IS NULL OR m.expires_at > clock_timestamp())
+             ORDER BY m.embedding <=> q, m.id LIMIT 5) AS want,
+       cardinality(memory_fabric._nearest_candidates('t_ord', u, i, 'ord-64', q::real[], 5)) AS kept
+FROM unnest(ARRAY['u1', NULL]) u, unnest(ARRAY['a', NULL]) i,
+     (SELECT DISTINCT q FROM sq8_cases
+      UNION ALL SELECT embedding FROM memory_fabric.promoted_memory WHERE id IN ('pm_sq80101', 'pm_sq80202', 'pm_sq80303')) v;
+SELECT count(*) AS searches, count(*) FILTER (WHERE got = want) AS same_nearest,
+       count(*) FILTER (WHERE cardinality(got) = 5) AS five_found, max(kept) AS most_kept
+FROM nearest;
+SELECT u, i, got, want, kept FROM nearest WHERE got IS DISTINCT FROM want LIMIT 5;
+
 -- The plan recall uses without a query: both halves in index order, nothing sorted whole.
 EXPLAIN (COSTS OFF)
 SELECT u.id FROM ((SELECT m.id, m.priority, m.promoted_at FROM memory_fabric.promoted_memory m
@@ -151,13 +176,13 @@ SELECT u.id FROM ((SELECT m.id, m.priority, m.promoted_at FROM memory_fabric.pro
 ORDER BY u.priority DESC, u.promoted_at DESC, u.id LIMIT 8;
 
 
--- A scope read index-only from promoted_scope_vectors (review's exact search), and the rows too
--- wide for it through promoted_scope_wide (recall, with a query, reads those parts so).
+-- Recall with a query and review's exact search read the rows their candidates functions keep by
+-- id, and the rows too wide for promoted_scope_sq8 through promoted_scope_wide.
 EXPLAIN (COSTS OFF)
-SELECT p.id, p.priority, p.promoted_at, 1 - (p.embedding <=> '[0.3, -0.8, 1.9]') FROM memory_fabric.promoted_memory p
+SELECT p.id, p.priority, p.promoted_at, 1 - (p.embedding <=> '[0.3, -0.8, 1.9]')
+FROM unnest(memory_fabric._nearest_candidates('t_ord', 'u1', NULL, 'ord-3', '{0.3, -0.8, 1.9}', 5)) k(id)
+CROSS JOIN LATERAL (SELECT m.* FROM memory_fabric.promoted_memory m WHERE m.id = k.id OFFSET 0) p
 WHERE p.tenant_id = 't_ord' AND p.user_id = 'u1' AND p.intent_scope IS NULL AND p.classification = ANY ('{PUBLIC}')
-  AND memory_fabric._scope_fits(p.tenant_id, p.user_id, p.intent_scope, p.embedding_model, p.id, p.classification,
-                                p.consent_id, p.embedding)
 UNION ALL
 SELECT p.id, p.priority, p.promoted_at, NULL FROM memory_fabric.promoted_memory p
 WHERE p.tenant_id = 't_ord' AND p.user_id = 'u1' AND p.intent_scope IS NULL AND p.classification = ANY ('{PUBLIC}')

@@ -280,12 +280,13 @@ CREATE INDEX promoted_recall_userless ON memory_fabric.promoted_memory (tenant_i
 -- retracted_at is included so that review can size its scope from the index alone.
 CREATE INDEX promoted_scope ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
     INCLUDE (retracted_at);
--- They read their scope from an index, not the heap: promoted_scope_vectors holds, in scope
--- order, every column they need, the embedding included, so each scope is read as a few
--- contiguous index pages (index-only) instead of one heap page per row. A btree entry cannot
--- exceed 2704 bytes, so the index holds only rows whose values fit (_scope_fits: embeddings up
--- to about 580 dimensions with short identifiers); promoted_scope_wide keys the rest, and both
--- readers visit both.
+-- They read their scope from covering indexes, not the heap: each scope is read as a few
+-- contiguous index pages (index-only) instead of one heap page per row. Review's exact search and
+-- recall with a query read promoted_scope_sq8 (sql/finalize.sql), which keys each row's embedding
+-- quantised to a byte a dimension, and then only the rows that could be among their results, by
+-- id. A btree entry cannot exceed 2704 bytes, so these indexes hold only rows whose values fit
+-- (_scope_fits, a rule written for the full vector: embeddings up to about 580 dimensions with
+-- short identifiers); promoted_scope_wide keys the rest, and every reader visits both.
 DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
 CREATE FUNCTION memory_fabric._scope_fits(tenant_id text, user_id text, intent_scope text, embedding_model text,
                                           id text, classification text, consent_id text, embedding @pgvector@.vector)
@@ -301,18 +302,15 @@ AS $body$
 $body$
 $ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
 COMMENT ON FUNCTION memory_fabric._scope_fits IS
-    'Whether a promoted memory''s scope columns and embedding fit an entry of promoted_scope_vectors';
+    'Whether a promoted memory''s scope columns and embedding fit the covering scope indexes (promoted_scope_wide keys the rest)';
 REVOKE ALL ON FUNCTION memory_fabric._scope_fits FROM PUBLIC;
-CREATE INDEX promoted_scope_vectors ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
-    INCLUDE (retracted_at, expires_at, promoted_at, classification, consent_id, priority, id, embedding)
-    WHERE memory_fabric._scope_fits(tenant_id, user_id, intent_scope, embedding_model, id, classification, consent_id, embedding);
 CREATE INDEX promoted_scope_wide ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
     WHERE NOT memory_fabric._scope_fits(tenant_id, user_id, intent_scope, embedding_model, id, classification, consent_id, embedding);
 -- Review's search of a scope above 2000 rows ranks the live rows by their quantised embeddings
 -- (embedding_bits, 48 bytes for 384 dimensions against 1536) and compares only the first ones
 -- exactly: it reads them from promoted_scope_bits, which holds what that ranking needs and is a
--- few percent of promoted_scope_vectors' size. Only unretracted rows, so that recall (which
--- may read retracted ones, as of a past instant) cannot take it for promoted_scope_vectors;
+-- few percent of the size of an index of the full vectors. Only unretracted rows, so that recall (which
+-- may read retracted ones, as of a past instant) cannot take it for promoted_scope_sq8;
 -- every row that fits the one fits this one.
 CREATE INDEX promoted_scope_bits ON memory_fabric.promoted_memory (tenant_id, user_id, intent_scope, embedding_model)
     INCLUDE (expires_at, id, embedding_bits)
@@ -512,7 +510,7 @@ BEGIN ATOMIC
       -- without OR: recall adds user_id = for_user or user_id IS NULL, and intent_scope IS NULL
       -- or intent_scope = for_intent, to each of its queries; with an OR here its generic plans
       -- combined two bitmap scans and read the heap (or sorted the scope) instead of reading
-      -- promoted_recall in order or promoted_scope_vectors index-only.
+      -- promoted_recall in order or the scope index-only.
       AND coalesce(m.user_id = _visible_memories.for_user, m.user_id IS NULL)
       AND coalesce(m.intent_scope = _visible_memories.for_intent, m.intent_scope IS NULL)
       AND m.promoted_at <= _visible_memories.at
@@ -1122,7 +1120,7 @@ GRANT EXECUTE ON FUNCTION memory_fabric.grant_tenant(text, text) TO memory_fabri
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/api/recall.rs:242
+-- src/api/recall.rs:213
 -- memory_fabric::api::recall::_log_recall
 CREATE  FUNCTION "_log_recall"(
 	"tenant_id" TEXT, /* & str */
@@ -1139,6 +1137,31 @@ VOLATILE PARALLEL UNSAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_log_recall_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- src/pipeline/review.rs:221
+-- memory_fabric::pipeline::review::_nearest_candidates
+CREATE  FUNCTION "_nearest_candidates"(
+	"tenant_id" TEXT, /* & str */
+	"user_id" TEXT, /* Option < & str > */
+	"intent_id" TEXT, /* Option < & str > */
+	"model" TEXT, /* & str */
+	"embedding" real[], /* Vec < f32 > */
+	"k" INT /* i32 */
+) RETURNS TEXT[] /* Vec < String > */
+STABLE PARALLEL RESTRICTED
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_nearest_candidates_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- src/pipeline/review.rs:267
+-- requires:
+--   _nearest_candidates
+
+REVOKE ALL ON FUNCTION memory_fabric._nearest_candidates FROM PUBLIC;
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1389,7 +1412,7 @@ AS 'MODULE_PATHNAME', '_query_dimensions_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/api/recall.rs:108
+-- src/api/recall.rs:93
 -- memory_fabric::api::recall::_recall_candidates
 CREATE  FUNCTION "_recall_candidates"(
 	"tenant_id" TEXT, /* & str */
@@ -1427,7 +1450,7 @@ AS 'MODULE_PATHNAME', '_recall_settings_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/api/recall.rs:293
+-- src/api/recall.rs:264
 -- requires:
 --   _recall_settings
 --   _embed_query
@@ -1542,10 +1565,11 @@ BEGIN
               LIMIT recall.max_recalls) x;
     ELSE
         -- With a query every visible row in scope is scored: the user's and the user-less rows,
-        -- cross-intent or of the intent. Of the rows that fit promoted_scope_vectors, only those
+        -- cross-intent or of the intent. Of the rows that fit promoted_scope_sq8, only those
         -- _recall_candidates() finds could be among the first max_recalls (it bounds their
         -- scores from promoted_scope_sq8, a byte a dimension; it runs in this statement, so with
-        -- its snapshot); they are read by id. The rows too wide for it are read through
+        -- its snapshot); they are read by id (OFFSET 0: one primary-key lookup each, never a scan
+        -- of the scope joined to them). The rows too wide for it are read through
         -- promoted_scope_wide, in four index ranges. The similarity is computed once per row
         -- (OFFSET 0 keeps the planner from copying it into the score), and the score floor is
         -- applied to the top rows only, which is the same: the rows are ordered by score first.
@@ -1575,8 +1599,9 @@ BEGIN
                                recall.classification_allowed, t, s, recall.max_recalls, q_b_model, q_b::real[],
                                q_s_model, q_s::real[], q_f_model, q_f::real[],
                                recall.query_embedding_model, recall.query_embedding::real[])) AS k(id)
-                      JOIN LATERAL memory_fabric._visible_memories(recall.tenant_id, recall.user_id, recall.intent_id,
-                                                                   recall.classification_allowed, t) p ON p.id = k.id
+                      CROSS JOIN LATERAL (SELECT m.id FROM memory_fabric.promoted_memory m WHERE m.id = k.id OFFSET 0) b
+                      JOIN memory_fabric._visible_memories(recall.tenant_id, recall.user_id, recall.intent_id,
+                                                           recall.classification_allowed, t) p ON p.id = b.id
                       UNION ALL
                       SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model
                       FROM memory_fabric._visible_memories(recall.tenant_id, recall.user_id, recall.intent_id,
@@ -2260,11 +2285,13 @@ $$;
 -- each function still checks its tenant grant and pin).
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA memory_fabric TO @extowner@;
 
--- Recall's candidates (memory_fabric._recall_candidates(), src/api/recall.rs): the entries of
--- promoted_scope_vectors, with the embedding quantised to a byte a dimension (with the bounds of
--- its rounding: _embedding_sq8) instead of four, about a third of the bytes to read for every
--- memory of a scope. Here rather than in sql/schema.sql because its key calls a function of
--- this library, created after schema.sql.
+-- The scopes of the promoted memories whose values fit a btree entry (_scope_fits; sql/schema.sql),
+-- with each embedding quantised to a byte a dimension and the bounds of its rounding
+-- (_embedding_sq8) instead of four bytes a dimension. Recall with a query vector
+-- (_recall_candidates(), src/api/recall.rs) and review's exact search (_nearest_candidates(),
+-- src/pipeline/review.rs) read a scope's entries and bound every memory's similarity, then read
+-- only the memories that could be among their results by id. Here rather than in sql/schema.sql
+-- because its key calls a function of this library, created after schema.sql.
 CREATE INDEX promoted_scope_sq8 ON memory_fabric.promoted_memory
     (tenant_id, user_id, intent_scope, embedding_model, memory_fabric._embedding_sq8(embedding::real[]))
     INCLUDE (retracted_at, expires_at, promoted_at, classification, consent_id, priority, id)
