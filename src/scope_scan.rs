@@ -1,9 +1,9 @@
-//! Reading a range of one of promoted_memory's covering indexes without the executor: recall
-//! scores every memory of a scope, and at a few hundred bytes an entry the executor's work per
-//! row cost more than the reading (src/api/recall.rs). What an index-only scan does, and no more:
-//! the statement's snapshot, a heap visit for entries on pages not all-visible, the predicate
-//! lock a serializable transaction needs. Row-level security is not applied here: callers pass
-//! only what they return to a query that applies it.
+//! Reading the scopes of promoted_scope_sq8 (sql/finalize.sql) without the executor: recall and
+//! review's exact search bound every memory of a scope from it, and at a few hundred bytes an
+//! entry the executor's work per row cost more than the reading (src/api/recall.rs). What an
+//! index-only scan does, and no more: the statement's snapshot, a heap visit for entries on pages
+//! not all-visible, the predicate lock a serializable transaction needs. Row-level security is
+//! not applied here: callers pass only what they return to a query that applies it.
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -15,16 +15,78 @@ extern "C-unwind" {
     fn PredicateLockPage(relation: pg_sys::Relation, blkno: pg_sys::BlockNumber, snapshot: pg_sys::Snapshot);
 }
 
+const INDEX: &str = "promoted_scope_sq8";
+
+/// One entry of promoted_scope_sq8, valid during the callback it is handed to. Its columns, in
+/// the index's order: tenant_id, user_id, intent_scope, embedding_model, the code
+/// (_embedding_sq8), then retracted_at, expires_at, promoted_at, classification, consent_id,
+/// priority, id.
+pub struct Entry<'a> {
+    values: &'a [pg_sys::Datum],
+    nulls: &'a [bool],
+}
+
+impl Entry<'_> {
+    fn bytes(&self, c: usize) -> Option<&[u8]> {
+        // SAFETY: every column read this way is a varlena (text, bytea or numeric), and the
+        // entry outlives the borrow.
+        (!self.nulls[c]).then(|| unsafe { varlena_bytes(self.values[c]) })
+    }
+
+    fn timestamp(&self, c: usize) -> Option<i64> {
+        (!self.nulls[c]).then(|| self.values[c].value() as i64)
+    }
+
+    pub fn model(&self) -> Option<&[u8]> {
+        self.bytes(3)
+    }
+
+    /// The embedding's code (memory_fabric_core::sq8); None without an embedding.
+    pub fn code(&self) -> Option<&[u8]> {
+        self.bytes(4)
+    }
+
+    pub fn retracted_at(&self) -> Option<i64> {
+        self.timestamp(5)
+    }
+
+    pub fn expires_at(&self) -> Option<i64> {
+        self.timestamp(6)
+    }
+
+    pub fn promoted_at(&self) -> Option<i64> {
+        self.timestamp(7)
+    }
+
+    pub fn classification(&self) -> Option<&[u8]> {
+        self.bytes(8)
+    }
+
+    pub fn has_consent(&self) -> bool {
+        !self.nulls[9]
+    }
+
+    /// The priority's numeric datum, with its bytes (to tell one value from another cheaply).
+    pub fn priority(&self) -> Option<(pg_sys::Datum, &[u8])> {
+        self.bytes(10).map(|b| (self.values[10], b))
+    }
+
+    pub fn id(&self) -> Option<&[u8]> {
+        self.bytes(11)
+    }
+}
+
 /// A condition on one leading column of the index: equal to a text, or null.
-pub enum Key<'a> {
+enum Key<'a> {
     Eq(&'a str),
     IsNull,
 }
 
-/// Calls `f` with the columns of every entry of `memory_fabric.<index>` whose leading columns
-/// match `keys`, that the statement's snapshot sees, in index order. The datums point into the
-/// entry and are valid only during the call. `index` must be an index of promoted_memory.
-pub fn for_each_entry(index: &str, keys: &[Key<'_>], mut f: impl FnMut(&[pg_sys::Datum], &[bool])) {
+/// Calls `f` with every entry of promoted_scope_sq8 whose leading columns match one of `ranges`,
+/// that the statement's snapshot sees: range after range, each in index order. One scan, begun
+/// again for each range.
+fn for_each_entry(ranges: &[[Key<'_>; 3]], mut f: impl FnMut(&Entry<'_>)) {
+    let index = INDEX;
     let name = std::ffi::CString::new(index).expect("index names hold no NUL");
     // SAFETY: the relations are opened and locked before use and closed after; the scan, its
     // slot and the visibility-map pin are released at the end (and by the resource owner on an
@@ -38,72 +100,73 @@ pub fn for_each_entry(index: &str, keys: &[Key<'_>], mut f: impl FnMut(&[pg_sys:
         }
         let heap = pg_sys::table_open(table_oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let rel = pg_sys::index_open(index_oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        let natts = (*(*rel).rd_index).indnkeyatts as usize;
-        if keys.len() > natts {
-            error!("memory_fabric: index \"memory_fabric.{index}\" has fewer key columns than the scan");
+        if ((*(*rel).rd_index).indnkeyatts as usize) < 5 || (*(*rel).rd_index).indnatts != 12 {
+            error!("memory_fabric: index \"memory_fabric.{index}\" does not have the columns it should");
         }
         let snapshot = pg_sys::GetActiveSnapshot();
         if snapshot.is_null() {
             error!("memory_fabric: no active snapshot to scan \"memory_fabric.{index}\"");
         }
-        let mut skeys: Vec<pg_sys::ScanKeyData> = Vec::with_capacity(keys.len());
-        for (i, k) in keys.iter().enumerate() {
-            let mut sk: pg_sys::ScanKeyData = std::mem::zeroed();
-            let attno = (i + 1) as pg_sys::AttrNumber;
-            match k {
-                Key::Eq(s) => pg_sys::ScanKeyEntryInitialize(
-                    &mut sk,
-                    0,
-                    attno,
-                    pg_sys::BTEqualStrategyNumber as pg_sys::StrategyNumber,
-                    pg_sys::InvalidOid,
-                    *(*rel).rd_indcollation.add(i),
-                    pg_sys::Oid::from(pg_sys::F_TEXTEQ),
-                    s.into_datum().expect("a text datum"),
-                ),
-                Key::IsNull => pg_sys::ScanKeyEntryInitialize(
-                    &mut sk,
-                    (pg_sys::SK_ISNULL | pg_sys::SK_SEARCHNULL) as i32,
-                    attno,
-                    0,
-                    pg_sys::InvalidOid,
-                    pg_sys::InvalidOid,
-                    pg_sys::InvalidOid,
-                    pg_sys::Datum::from(0),
-                ),
-            }
-            skeys.push(sk);
-        }
-        let scan = pg_sys::index_beginscan(heap, rel, snapshot, skeys.len() as i32, 0);
+        let scan = pg_sys::index_beginscan(heap, rel, snapshot, 3, 0);
         (*scan).xs_want_itup = true;
-        pg_sys::index_rescan(scan, skeys.as_mut_ptr(), skeys.len() as i32, std::ptr::null_mut(), 0);
         let slot = pg_sys::table_slot_create(heap, std::ptr::null_mut());
         let mut vm_buffer: pg_sys::Buffer = pg_sys::InvalidBuffer as pg_sys::Buffer;
         let width = (*(*scan).xs_itupdesc).natts as usize;
         let mut values = vec![pg_sys::Datum::from(0); width];
         let mut nulls = vec![true; width];
-        loop {
-            pgrx::check_for_interrupts!();
-            let tid = pg_sys::index_getnext_tid(scan, pg_sys::ScanDirection::ForwardScanDirection);
-            if tid.is_null() {
-                break;
-            }
-            let block = (((*tid).ip_blkid.bi_hi as u32) << 16) | (*tid).ip_blkid.bi_lo as u32;
-            let mut from_heap = false;
-            if pg_sys::visibilitymap_get_status(heap, block, &mut vm_buffer) as u32 & pg_sys::VISIBILITYMAP_ALL_VISIBLE == 0 {
-                if !pg_sys::index_fetch_heap(scan, slot) {
-                    continue;
+        for keys in ranges {
+            let mut skeys: Vec<pg_sys::ScanKeyData> = Vec::with_capacity(keys.len());
+            for (i, k) in keys.iter().enumerate() {
+                let mut sk: pg_sys::ScanKeyData = std::mem::zeroed();
+                let attno = (i + 1) as pg_sys::AttrNumber;
+                match k {
+                    Key::Eq(s) => pg_sys::ScanKeyEntryInitialize(
+                        &mut sk,
+                        0,
+                        attno,
+                        pg_sys::BTEqualStrategyNumber as pg_sys::StrategyNumber,
+                        pg_sys::InvalidOid,
+                        *(*rel).rd_indcollation.add(i),
+                        pg_sys::Oid::from(pg_sys::F_TEXTEQ),
+                        s.into_datum().expect("a text datum"),
+                    ),
+                    Key::IsNull => pg_sys::ScanKeyEntryInitialize(
+                        &mut sk,
+                        (pg_sys::SK_ISNULL | pg_sys::SK_SEARCHNULL) as i32,
+                        attno,
+                        0,
+                        pg_sys::InvalidOid,
+                        pg_sys::InvalidOid,
+                        pg_sys::InvalidOid,
+                        pg_sys::Datum::from(0),
+                    ),
                 }
-                pg_sys::ExecClearTuple(slot);
-                if (*scan).xs_heap_continue {
-                    error!("memory_fabric: non-MVCC snapshots are not supported in a scope scan");
-                }
-                from_heap = true;
+                skeys.push(sk);
             }
-            pg_sys::index_deform_tuple((*scan).xs_itup, (*scan).xs_itupdesc, values.as_mut_ptr(), nulls.as_mut_ptr());
-            f(&values, &nulls);
-            if !from_heap {
-                pg_sys::submodules::ffi::pg_guard_ffi_boundary(|| PredicateLockPage(heap, block, snapshot));
+            pg_sys::index_rescan(scan, skeys.as_mut_ptr(), skeys.len() as i32, std::ptr::null_mut(), 0);
+            loop {
+                pgrx::check_for_interrupts!();
+                let tid = pg_sys::index_getnext_tid(scan, pg_sys::ScanDirection::ForwardScanDirection);
+                if tid.is_null() {
+                    break;
+                }
+                let block = (((*tid).ip_blkid.bi_hi as u32) << 16) | (*tid).ip_blkid.bi_lo as u32;
+                let mut from_heap = false;
+                if pg_sys::visibilitymap_get_status(heap, block, &mut vm_buffer) as u32 & pg_sys::VISIBILITYMAP_ALL_VISIBLE == 0 {
+                    if !pg_sys::index_fetch_heap(scan, slot) {
+                        continue;
+                    }
+                    pg_sys::ExecClearTuple(slot);
+                    if (*scan).xs_heap_continue {
+                        error!("memory_fabric: non-MVCC snapshots are not supported in a scope scan");
+                    }
+                    from_heap = true;
+                }
+                pg_sys::index_deform_tuple((*scan).xs_itup, (*scan).xs_itupdesc, values.as_mut_ptr(), nulls.as_mut_ptr());
+                f(&Entry { values: &values, nulls: &nulls });
+                if !from_heap {
+                    pg_sys::submodules::ffi::pg_guard_ffi_boundary(|| PredicateLockPage(heap, block, snapshot));
+                }
             }
         }
         if vm_buffer != pg_sys::InvalidBuffer as pg_sys::Buffer {
@@ -116,30 +179,22 @@ pub fn for_each_entry(index: &str, keys: &[Key<'_>], mut f: impl FnMut(&[pg_sys:
     }
 }
 
-/// The entries of `memory_fabric.<index>` for the tenant and every pair of a user and an intent
-/// given (None: null), as for_each_entry reads them, range after range.
-pub fn for_each_in_ranges(
-    index: &str,
-    tenant: &str,
-    users: &[Option<&str>],
-    intents: &[Option<&str>],
-    mut f: impl FnMut(&[pg_sys::Datum], &[bool]),
-) {
-    fn key<'a>(x: Option<&'a str>) -> Key<'a> {
+/// The entries of promoted_scope_sq8 for the tenant and every pair of a user and an intent given
+/// (None: null), range after range.
+pub fn for_each_in_ranges(tenant: &str, users: &[Option<&str>], intents: &[Option<&str>], f: impl FnMut(&Entry<'_>)) {
+    fn key(x: Option<&str>) -> Key<'_> {
         x.map_or(Key::IsNull, Key::Eq)
     }
-    for u in users {
-        for i in intents {
-            for_each_entry(index, &[Key::Eq(tenant), key(*u), key(*i)], &mut f);
-        }
-    }
+    let ranges: Vec<[Key<'_>; 3]> =
+        users.iter().flat_map(|u| intents.iter().map(move |i| [Key::Eq(tenant), key(*u), key(*i)])).collect();
+    for_each_entry(&ranges, f);
 }
 
 /// The bytes of a varlena datum (text, bytea, numeric), decompressed if it was compressed.
 ///
 /// # Safety
 /// `d` must be a non-null varlena datum that stays valid while the slice is used.
-pub unsafe fn varlena_bytes<'a>(d: pg_sys::Datum) -> &'a [u8] {
+unsafe fn varlena_bytes<'a>(d: pg_sys::Datum) -> &'a [u8] {
     let p = pg_sys::pg_detoast_datum_packed(d.cast_mut_ptr());
     std::slice::from_raw_parts(pgrx::varlena::vardata_any(p) as *const u8, pgrx::varlena::varsize_any_exhdr(p))
 }

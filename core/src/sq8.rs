@@ -105,10 +105,47 @@ fn dot(q: &[u8], x: &[f32]) -> f64 {
     s
 }
 
-/// The k-th best of the lower bounds offered so far (-inf until k were offered): whatever the
-/// rest, the k best values are at least this, so anything whose upper bound is below it is not
-/// among them.
-pub struct Floor {
+/// The values that could be among the k best, from bounds on each: the k-th best lower bound of
+/// the values certainly ranked is a value the k best reach, so one whose upper bound is below it
+/// is not among them, ties included. A bound that is not a number means no bound; an infinite
+/// lower bound does not raise the floor.
+pub struct Candidates<T> {
+    floor: Floor,
+    kept: Vec<(f64, T)>,
+}
+
+impl<T> Candidates<T> {
+    pub fn new(k: usize) -> Candidates<T> {
+        Candidates { floor: Floor::new(k), kept: Vec::new() }
+    }
+
+    /// A value within [lower, upper]; `certain` when it is certainly among those ranked (else it
+    /// can only be kept). `item` is called only for a value kept so far.
+    pub fn offer(&mut self, lower: f64, upper: f64, certain: bool, item: impl FnOnce() -> T) {
+        let (lower, upper) = if lower.is_nan() || upper.is_nan() { (f64::NEG_INFINITY, f64::INFINITY) } else { (lower, upper) };
+        if certain {
+            self.floor.offer(lower);
+        }
+        if upper >= self.floor.get() {
+            self.kept.push((upper, item()));
+        }
+    }
+
+    /// Those still kept once every value was offered.
+    pub fn into_items(self) -> Vec<T> {
+        let f = self.floor.get();
+        self.kept.into_iter().filter(|(u, _)| *u >= f).map(|(_, t)| t).collect()
+    }
+}
+
+/// The similarity's bounds for a code and a query, or the whole range where there are none (no
+/// query bounds: a zero vector; other dimensions).
+pub fn bounds_or_any(code: &[u8], q: Option<&Query>) -> (f64, f64) {
+    q.and_then(|q| similarity_bounds(code, q)).unwrap_or((f64::NEG_INFINITY, f64::INFINITY))
+}
+
+/// The k-th best of the lower bounds offered so far (-inf until k were offered).
+struct Floor {
     k: usize,
     best: std::collections::BinaryHeap<std::cmp::Reverse<Total>>,
 }
@@ -128,13 +165,13 @@ impl Ord for Total {
 }
 
 impl Floor {
-    pub fn new(k: usize) -> Floor {
+    fn new(k: usize) -> Floor {
         Floor { k: k.max(1), best: std::collections::BinaryHeap::with_capacity(k.max(1) + 1) }
     }
 
     /// Offers the lower bound of a value certainly among those ranked; a bound that is not a
     /// finite number is not offered.
-    pub fn offer(&mut self, lower: f64) {
+    fn offer(&mut self, lower: f64) {
         if lower.is_finite() {
             self.best.push(std::cmp::Reverse(Total(lower)));
             if self.best.len() > self.k {
@@ -143,7 +180,7 @@ impl Floor {
         }
     }
 
-    pub fn get(&self) -> f64 {
+    fn get(&self) -> f64 {
         if self.best.len() < self.k {
             return f64::NEG_INFINITY;
         }
@@ -214,6 +251,31 @@ mod tests {
         assert_eq!(f.get(), 0.5);
         f.offer(0.2);
         assert_eq!(f.get(), 0.5);
+    }
+
+    #[test]
+    fn candidates_are_what_could_be_among_the_k_best() {
+        let mut c = Candidates::new(2);
+        c.offer(0.80, 0.90, true, || "a");
+        // kept while fewer than two were certain; dropped at the end, when the floor is 0.5
+        c.offer(0.10, 0.20, true, || "b");
+        c.offer(0.50, 0.60, true, || "c");
+        // under a consent: only kept, never raises the floor
+        c.offer(0.95, 0.99, false, || "d");
+        // no bound: always kept
+        c.offer(f64::NEG_INFINITY, f64::INFINITY, true, || "e");
+        c.offer(f64::NAN, 0.3, true, || "f");
+        // ranked last (review's memories without a vector): kept only while the floor is -inf
+        c.offer(f64::NEG_INFINITY, f64::NEG_INFINITY, true, || "h");
+        // exactly at the floor: kept (a tie)
+        c.offer(0.40, 0.50, true, || "g");
+        // below it: its item is never made
+        c.offer(0.1, 0.2, true, || panic!("an item below the floor was made"));
+        assert_eq!(c.into_items(), vec!["a", "c", "d", "e", "f", "g"]);
+        let mut c = Candidates::new(3);
+        c.offer(0.5, 0.6, true, || "a");
+        c.offer(f64::NEG_INFINITY, f64::NEG_INFINITY, true, || "h");
+        assert_eq!(c.into_items(), vec!["a", "h"], "fewer than k with bounds: the last ones are kept");
     }
 
     #[test]

@@ -109,79 +109,51 @@ fn _recall_candidates(
     model_4: Option<&str>,
     vector_4: Option<Vec<f32>>,
 ) -> Vec<String> {
-    use crate::scope_scan::{for_each_in_ranges, varlena_bytes};
+    use crate::scope_scan::for_each_in_ranges;
     use memory_fabric_core::sq8;
     let classes: Vec<Vec<u8>> = classifications.into_iter().flatten().map(String::into_bytes).collect();
-    // (model, query): None when recall's CASE gives NULL for that model
-    let queries: Vec<(&[u8], Option<sq8::Query>, bool)> = [(model_1, vector_1), (model_2, vector_2), (model_3, vector_3), (model_4, vector_4)]
-        .into_iter()
-        .filter_map(|(m, v)| {
-            let m = m?;
-            let q = v.as_deref().map(sq8::Query::new);
-            // a vector with no bounds (zero, not finite) leaves its memories to exact scoring
-            let unbounded = matches!(q, Some(None));
-            Some((m.as_bytes(), q.flatten(), unbounded))
-        })
-        .collect();
-    let k = max_recalls.clamp(1, 1000) as usize;
+    // each model with its query: None when recall's CASE gives NULL for it (no vector), Some(None)
+    // for a vector with no bounds (zero), whose memories are left to exact scoring
+    let queries: Vec<(&[u8], Option<Option<sq8::Query>>)> =
+        [(model_1, vector_1), (model_2, vector_2), (model_3, vector_3), (model_4, vector_4)]
+            .into_iter()
+            .filter_map(|(m, v)| Some((m?.as_bytes(), v.as_deref().map(sq8::Query::new))))
+            .collect();
     let at_us = at.into_datum().expect("a timestamp").value() as i64;
     // Bounds only for settings recall can compute with; otherwise every memory is a candidate.
     let bounded = s.len() >= 4 && s[..4].iter().all(|x| x.is_finite()) && s[3] > 0.0;
-    let mut best = sq8::Floor::new(k);
-    let mut kept: Vec<(f64, String)> = Vec::new();
+    let mut found = sq8::Candidates::new(max_recalls.clamp(1, 1000) as usize);
     let mut priorities: Vec<(Vec<u8>, f64)> = Vec::new();
     // recall's four ranges: the user's memories and the user-less ones (only these without a
     // user), cross-intent or of the intent (only cross-intent without one)
     let users: Vec<Option<&str>> = if user_id.is_some() { vec![user_id, None] } else { vec![None] };
     let intents: Vec<Option<&str>> = if intent_id.is_some() { vec![None, intent_id] } else { vec![None] };
-    for_each_in_ranges("promoted_scope_sq8", tenant_id, &users, &intents, |v, null| {
-        // 3 model, 4 code, 5 retracted_at, 6 expires_at, 7 promoted_at, 8 classification,
-        // 9 consent_id, 10 priority, 11 id
-        let ts = |c: usize| (!null[c]).then(|| v[c].value() as i64);
-        if ts(7).is_none_or(|p| p > at_us)
-            || ts(5).is_some_and(|r| r <= at_us)
-            || ts(6).is_some_and(|e| e <= at_us)
-            || null[8]
-            || null[11]
+    for_each_in_ranges(tenant_id, &users, &intents, |e| {
+        let (Some(promoted), Some(class), Some(id)) = (e.promoted_at(), e.classification(), e.id()) else { return };
+        if promoted > at_us
+            || e.retracted_at().is_some_and(|r| r <= at_us)
+            || e.expires_at().is_some_and(|x| x <= at_us)
+            || !classes.iter().any(|c| c.as_slice() == class)
         {
             return;
         }
-        // SAFETY: non-null varlena columns of the entry, read during the callback.
-        let class = unsafe { varlena_bytes(v[8]) };
-        if !classes.iter().any(|c| c.as_slice() == class) {
-            return;
-        }
-        let certain = null[9];
-        let (mut lo, mut hi) = (0.0, 0.0);
-        if !null[4] && !null[3] {
-            let model = unsafe { varlena_bytes(v[3]) };
-            if let Some((_, q, unbounded)) = queries.iter().find(|(m, _, _)| *m == model) {
-                match q {
-                    Some(q) => match sq8::similarity_bounds(unsafe { varlena_bytes(v[4]) }, q) {
-                        Some((l, h)) => (lo, hi) = (l, h),
-                        None => (lo, hi) = (f64::NEG_INFINITY, f64::INFINITY),
-                    },
-                    None if *unbounded => (lo, hi) = (f64::NEG_INFINITY, f64::INFINITY),
-                    None => {}
-                }
-            }
-        }
+        // the similarity as recall's CASE computes it: NULL (scored 0) without a vector or a
+        // query of the memory's model
+        let query = e.code().zip(e.model()).and_then(|(code, model)| {
+            queries.iter().find(|(m, _)| *m == model).and_then(|(_, q)| q.as_ref()).map(|q| (code, q.as_ref()))
+        });
+        let (lo, hi) = query.map_or((0.0, 0.0), |(code, q)| sq8::bounds_or_any(code, q));
         let (lower, upper) = if bounded && lo.is_finite() && hi.is_finite() {
-            let pri = if null[10] {
-                0.0
-            } else {
-                let raw = unsafe { varlena_bytes(v[10]) };
-                match priorities.iter().find(|(b, _)| b.as_slice() == raw) {
-                    Some((_, p)) => *p,
-                    None => {
-                        let p = unsafe { pgrx::fcinfo::direct_function_call::<f64>(pg_sys::numeric_float8, &[Some(v[10])]) }
-                            .unwrap_or(0.0);
-                        priorities.push((raw.to_vec(), p));
-                        p
-                    }
+            let pri = e.priority().map_or(0.0, |(datum, raw)| match priorities.iter().find(|(b, _)| b.as_slice() == raw) {
+                Some((_, p)) => *p,
+                None => {
+                    let p = unsafe { pgrx::fcinfo::direct_function_call::<f64>(pg_sys::numeric_float8, &[Some(datum)]) }
+                        .unwrap_or(0.0);
+                    priorities.push((raw.to_vec(), p));
+                    p
                 }
-            };
-            let age = ((at_us - ts(7).unwrap_or(at_us)) as f64 / 1e6).max(0.0);
+            });
+            let age = ((at_us - promoted) as f64 / 1e6).max(0.0);
             let rest = s[1] * 0.5f64.powf(age / 86400.0 / s[3]) + s[2] * pri;
             let (a, b) = if s[0] >= 0.0 { (s[0] * lo, s[0] * hi) } else { (s[0] * hi, s[0] * lo) };
             let margin = 1e-9 * (1.0 + rest.abs() + s[0].abs());
@@ -192,15 +164,10 @@ fn _recall_candidates(
         // not a number or infinite (huge weights): no bound
         let (lower, upper) =
             if lower.is_finite() && upper.is_finite() { (lower, upper) } else { (f64::NEG_INFINITY, f64::INFINITY) };
-        if certain {
-            best.offer(lower);
-        }
-        if upper >= best.get() {
-            kept.push((upper, String::from_utf8_lossy(unsafe { varlena_bytes(v[11]) }).into_owned()));
-        }
+        // a memory under a consent (which this does not read) is only a candidate
+        found.offer(lower, upper, !e.has_consent(), || String::from_utf8_lossy(id).into_owned());
     });
-    let floor = best.get();
-    kept.into_iter().filter(|(u, _)| *u >= floor).map(|(_, id)| id).collect()
+    found.into_items()
 }
 
 const LOG: &str = "INSERT INTO memory_fabric.recall_log (id, tenant_id, role_name, intent_id, user_id, \

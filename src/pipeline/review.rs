@@ -228,40 +228,24 @@ fn _nearest_candidates(
     embedding: Vec<f32>,
     k: i32,
 ) -> Vec<String> {
-    use crate::scope_scan::{for_each_in_ranges, varlena_bytes};
+    use crate::scope_scan::for_each_in_ranges;
     use memory_fabric_core::sq8;
     let q = sq8::Query::new(&embedding);
     let now = unsafe { pg_sys::GetCurrentTimestamp() };
     let sure = now.saturating_add(60_000_000);
     let intents: Vec<Option<&str>> = if intent_id.is_some() { vec![None, intent_id] } else { vec![None] };
-    let mut floor = sq8::Floor::new(k.clamp(1, 1000) as usize);
-    let mut kept: Vec<(f64, String)> = Vec::new();
-    for_each_in_ranges("promoted_scope_sq8", tenant_id, &[user_id], &intents, |v, null| {
-        // 3 model, 4 code, 5 retracted_at, 6 expires_at, 11 id
-        // SAFETY: non-null varlena columns of the entry, read during the callback.
-        if null[3] || !null[5] || null[11] || unsafe { varlena_bytes(v[3]) } != model.as_bytes() {
+    let mut found = sq8::Candidates::new(k.clamp(1, 1000) as usize);
+    for_each_in_ranges(tenant_id, &[user_id], &intents, |e| {
+        let Some(id) = e.id() else { return };
+        if e.model() != Some(model.as_bytes()) || e.retracted_at().is_some() || e.expires_at().is_some_and(|x| x <= now) {
             return;
         }
-        let expires = (!null[6]).then(|| v[6].value() as i64);
-        if expires.is_some_and(|e| e <= now) {
-            return;
-        }
-        let (lo, hi) = match (&q, null[4]) {
-            (_, true) => (f64::NEG_INFINITY, f64::NEG_INFINITY),
-            (Some(q), false) => {
-                sq8::similarity_bounds(unsafe { varlena_bytes(v[4]) }, q).unwrap_or((f64::NEG_INFINITY, f64::INFINITY))
-            }
-            (None, false) => (f64::NEG_INFINITY, f64::INFINITY),
-        };
-        if expires.is_none_or(|e| e > sure) {
-            floor.offer(lo);
-        }
-        if hi >= floor.get() {
-            kept.push((hi, String::from_utf8_lossy(unsafe { varlena_bytes(v[11]) }).into_owned()));
-        }
+        // without a vector it sorts last: kept only while fewer than k have bounds
+        let (lo, hi) = e.code().map_or((f64::NEG_INFINITY, f64::NEG_INFINITY), |code| sq8::bounds_or_any(code, q.as_ref()));
+        let certain = e.expires_at().is_none_or(|x| x > sure);
+        found.offer(lo, hi, certain, || String::from_utf8_lossy(id).into_owned());
     });
-    let f = floor.get();
-    kept.into_iter().filter(|(h, _)| *h >= f).map(|(_, id)| id).collect()
+    found.into_items()
 }
 
 extension_sql!(
