@@ -114,6 +114,12 @@ fn for_each_entry(ranges: &[[Key<'_>; 3]], mut f: impl FnMut(&Entry<'_>)) {
         let width = (*(*scan).xs_itupdesc).natts as usize;
         let mut values = vec![pg_sys::Datum::from(0); width];
         let mut nulls = vec![true; width];
+        // Predicate locks matter only to a serializable transaction (PredicateLockPage would
+        // return at once otherwise), and one a heap page is enough; the visibility map's answer
+        // for the last page read is kept, entries of one page often coming in a row.
+        let serializable = pg_sys::XactIsoLevel == pg_sys::XACT_SERIALIZABLE as i32;
+        let mut locked: Option<pg_sys::BlockNumber> = None;
+        let mut last_vm: Option<(pg_sys::BlockNumber, bool)> = None;
         for keys in ranges {
             let mut skeys: Vec<pg_sys::ScanKeyData> = Vec::with_capacity(keys.len());
             for (i, k) in keys.iter().enumerate() {
@@ -152,7 +158,17 @@ fn for_each_entry(ranges: &[[Key<'_>; 3]], mut f: impl FnMut(&Entry<'_>)) {
                 }
                 let block = (((*tid).ip_blkid.bi_hi as u32) << 16) | (*tid).ip_blkid.bi_lo as u32;
                 let mut from_heap = false;
-                if pg_sys::visibilitymap_get_status(heap, block, &mut vm_buffer) as u32 & pg_sys::VISIBILITYMAP_ALL_VISIBLE == 0 {
+                let all_visible = match last_vm {
+                    Some((b, v)) if b == block => v,
+                    _ => {
+                        let v = pg_sys::visibilitymap_get_status(heap, block, &mut vm_buffer) as u32
+                            & pg_sys::VISIBILITYMAP_ALL_VISIBLE
+                            != 0;
+                        last_vm = Some((block, v));
+                        v
+                    }
+                };
+                if !all_visible {
                     if !pg_sys::index_fetch_heap(scan, slot) {
                         continue;
                     }
@@ -164,8 +180,9 @@ fn for_each_entry(ranges: &[[Key<'_>; 3]], mut f: impl FnMut(&Entry<'_>)) {
                 }
                 pg_sys::index_deform_tuple((*scan).xs_itup, (*scan).xs_itupdesc, values.as_mut_ptr(), nulls.as_mut_ptr());
                 f(&Entry { values: &values, nulls: &nulls });
-                if !from_heap {
+                if serializable && !from_heap && locked != Some(block) {
                     pg_sys::submodules::ffi::pg_guard_ffi_boundary(|| PredicateLockPage(heap, block, snapshot));
+                    locked = Some(block);
                 }
             }
         }
@@ -195,6 +212,9 @@ pub fn for_each_in_ranges(tenant: &str, users: &[Option<&str>], intents: &[Optio
 /// # Safety
 /// `d` must be a non-null varlena datum that stays valid while the slice is used.
 unsafe fn varlena_bytes<'a>(d: pg_sys::Datum) -> &'a [u8] {
-    let p = pg_sys::pg_detoast_datum_packed(d.cast_mut_ptr());
+    use pgrx::varlena::{varatt_is_1b, varatt_is_1b_e, varatt_is_4b_u};
+    let p: *mut pg_sys::varlena = d.cast_mut_ptr();
+    // inline and uncompressed, as an index entry's values nearly always are: read in place
+    let p = if varatt_is_4b_u(p) || (varatt_is_1b(p) && !varatt_is_1b_e(p)) { p } else { pg_sys::pg_detoast_datum_packed(p) };
     std::slice::from_raw_parts(pgrx::varlena::vardata_any(p) as *const u8, pgrx::varlena::varsize_any_exhdr(p))
 }
