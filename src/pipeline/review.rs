@@ -471,8 +471,12 @@ fn memories_by_id(client: &SpiClient<'_>, c: &Candidate, ids: &[String], conditi
         "SELECT {COLUMNS}, CASE WHEN m.embedding_model = $3 AND m.embedding IS NOT NULL AND $4::real[] IS NOT NULL \
                  THEN 1 - (m.embedding OPERATOR({vs}.<=>) (SELECT $4::real[]::{vs}.vector)) END \
          FROM memory_fabric.promoted_memory m JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
-         WHERE m.id = ANY ($2) AND m.tenant_id = $1 AND {condition}"
+         WHERE m.id = ANY ((SELECT $2)::text[]) AND m.tenant_id = $1 AND {condition}"
     );
+    // The ids through an InitPlan: the planner then costs every call's plan alike, and the kept
+    // generic plan is used after the first five calls. Given the array itself, it planned every
+    // call afresh (a custom plan, costed for the array's length, always looked cheaper), and that
+    // planning was a fifth of a promotion whose scope had not changed since its review.
     let p = plan(client, &sql, &[TEXT, crate::spi::TEXT_ARRAY, TEXT, FLOAT4_ARRAY], false);
     let found: Vec<Neighbor> = client
         .select(
