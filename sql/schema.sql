@@ -410,9 +410,18 @@ REVOKE ALL ON memory_fabric.locks FROM PUBLIC;
 -- a review recorded, not after a restore either (this table is not dumped: a restored scope
 -- has no version until it changes, and reviews of it are decided again in full). Two scopes
 -- whose keys share a hash share a version, which only makes promote() search more often.
-CREATE TABLE memory_fabric.scope_versions (key bigint PRIMARY KEY, version uuid NOT NULL);
+CREATE TABLE memory_fabric.scope_versions (
+    key     bigint PRIMARY KEY,
+    version uuid   NOT NULL,
+    -- The scope's last changes, oldest first (at most 16): each the version it followed
+    -- ("from", null for the scope's first) and the promoted memories it inserted ("ids"), or
+    -- null ids for an update or for more than 16 memories at once. promote() reads the memories
+    -- inserted since its review's version, when that is all that changed, instead of searching
+    -- the scope again (src/pipeline/review.rs, verdict_again()).
+    changes jsonb  NOT NULL DEFAULT '[]'
+);
 COMMENT ON TABLE memory_fabric.scope_versions IS
-    'The version of each scope''s promoted memories, new at every change; no role reads or writes it';
+    'The version of each scope''s promoted memories, new at every change, and its last changes; no role reads or writes it';
 REVOKE ALL ON memory_fabric.scope_versions FROM PUBLIC;
 -- SECURITY DEFINER: the role that installed the extension restores promoted_memory, and writes
 -- it under its own rights, which include nothing on scope_versions.
@@ -420,12 +429,20 @@ CREATE FUNCTION memory_fabric._scope_changed() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     -- in key order, so that two statements changing the same scopes lock their rows alike
-    INSERT INTO memory_fabric.scope_versions AS v (key, version)
-    SELECT s.key, pg_catalog.gen_random_uuid()
-    FROM (SELECT DISTINCT pg_catalog.hashtextextended('scope:' || n.tenant_id || ':' || coalesce(n.user_id, ''), 0) AS key
-          FROM changed n) s
+    INSERT INTO memory_fabric.scope_versions AS v (key, version, changes)
+    SELECT s.key, pg_catalog.gen_random_uuid(),
+           pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('from', NULL, 'ids',
+               CASE WHEN TG_OP = 'INSERT' AND s.n <= 16 THEN pg_catalog.to_jsonb(s.ids) END))
+    FROM (SELECT pg_catalog.hashtextextended('scope:' || n.tenant_id || ':' || coalesce(n.user_id, ''), 0) AS key,
+                 pg_catalog.array_agg(n.id ORDER BY n.id) AS ids, count(*) AS n
+          FROM changed n GROUP BY 1) s
     ORDER BY s.key
-    ON CONFLICT (key) DO UPDATE SET version = excluded.version;
+    ON CONFLICT (key) DO UPDATE SET version = excluded.version,
+        changes = (SELECT coalesce(pg_catalog.jsonb_agg(a.e ORDER BY a.i), '[]')
+                   FROM pg_catalog.jsonb_array_elements(v.changes || pg_catalog.jsonb_build_array(
+                            pg_catalog.jsonb_build_object('from', v.version, 'ids', excluded.changes -> 0 -> 'ids')))
+                        WITH ORDINALITY a(e, i)
+                   WHERE a.i > pg_catalog.jsonb_array_length(v.changes) + 1 - 16);
     RETURN NULL;
 END
 $$;

@@ -441,8 +441,88 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
     v
 }
 
+/// A promoted memory read again for promote(): what review's search selects it by.
+pub struct Found<T> {
+    pub id: String,
+    /// Cosine distance to the candidate, for a memory of its model with a vector.
+    pub distance: Option<f64>,
+    /// Of the candidate's embedding model (ranked by the nearest search, without a vector last).
+    pub same_model: bool,
+    /// Same content, same fact key, or the memory the candidate supersedes.
+    pub exact: bool,
+    pub item: T,
+}
+
+/// The memories review's search finds among `found`, in its order: the exact matches, the first
+/// `exact_limit` by id, then the `k` nearest of the candidate's model (by distance, those
+/// without one last, then by id) that are not among them. When `found` holds what a search of
+/// the scope found together with every memory inserted into the scope since (and nothing left
+/// it), this is what the search would find now: a memory it finds now was found then or is new.
+pub fn search_among<T>(found: Vec<Found<T>>, exact_limit: usize, k: usize) -> Vec<T> {
+    let mut exact: Vec<&Found<T>> = found.iter().filter(|f| f.exact).collect();
+    exact.sort_by(|a, b| a.id.cmp(&b.id));
+    exact.truncate(exact_limit);
+    // as PostgreSQL orders a float8 ascending: numbers, then NaN, then null
+    let rank = |f: &Found<T>| match f.distance {
+        Some(x) if !x.is_nan() => (0, x),
+        Some(_) => (1, 0.0),
+        None => (2, 0.0),
+    };
+    let mut near: Vec<&Found<T>> = found.iter().filter(|f| f.same_model).collect();
+    near.sort_by(|a, b| {
+        let (ra, rb) = (rank(a), rank(b));
+        ra.0.cmp(&rb.0).then(ra.1.total_cmp(&rb.1)).then_with(|| a.id.cmp(&b.id))
+    });
+    near.truncate(k);
+    let mut order: Vec<String> = exact.iter().map(|f| f.id.clone()).collect();
+    for f in &near {
+        if !order.contains(&f.id) {
+            order.push(f.id.clone());
+        }
+    }
+    let mut slots: Vec<Option<Found<T>>> = found.into_iter().map(Some).collect();
+    order
+        .iter()
+        .filter_map(|id| slots.iter_mut().find(|s| s.as_ref().is_some_and(|f| &f.id == id)).and_then(Option::take))
+        .map(|f| f.item)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
+    use super::{search_among, Found};
+
+    fn found(id: &str, distance: Option<f64>, same_model: bool, exact: bool) -> Found<String> {
+        Found { id: id.to_owned(), distance, same_model, exact, item: id.to_owned() }
+    }
+
+    #[test]
+    fn search_among_is_the_search_on_what_was_found_and_what_is_new() {
+        // the exact matches by id (two of three), then the three nearest not among them
+        let got = search_among(
+            vec![
+                found("m5", Some(0.30), true, false),
+                found("m1", Some(0.10), true, false),
+                found("m9", Some(0.90), true, true),
+                found("m2", None, true, false),
+                found("m3", Some(0.10), true, false),
+                found("m7", Some(0.05), false, false),
+                found("m8", Some(0.50), true, true),
+                found("m0", Some(f64::NAN), true, false),
+                found("m4", Some(0.20), true, true),
+            ],
+            2,
+            3,
+        );
+        // exact: m4, m8 (m9 is third by id); nearest of the model: m1, m3 (a tie: by id), m4,
+        // then m5; m7 is of another model; NaN and no vector rank last
+        assert_eq!(got, vec!["m4", "m8", "m1", "m3"]);
+        // fewer than k with a distance: NaN, then none
+        let got = search_among(vec![found("a", None, true, false), found("b", Some(f64::NAN), true, false), found("c", Some(1.0), true, false)], 50, 5);
+        assert_eq!(got, vec!["c", "b", "a"]);
+        assert!(search_among::<String>(Vec::new(), 50, 5).is_empty());
+    }
+
     use super::*;
     use crate::policy::Policy;
 

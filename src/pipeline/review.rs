@@ -8,7 +8,7 @@ use crate::policy;
 use crate::rows::{self, Candidate};
 use crate::spi::{col, plan, vector_schema, FLOAT8, FLOAT4_ARRAY, INT4, TEXT};
 use memory_fabric_core::policy::Thresholds;
-use memory_fabric_core::review::{decide_with, Consent, Context, Neighbor, Status, Subject, Verdict};
+use memory_fabric_core::review::{decide_with, search_among, Consent, Context, Found, Neighbor, Status, Subject, Verdict};
 use memory_fabric_core::Error;
 use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
@@ -25,6 +25,8 @@ const K: i64 = 5;
 /// model's) may rank below RESCORED.
 pub(crate) const EXACT_ROWS: i64 = 2000;
 const RESCORED: i64 = 4 * K;
+/// Exact matches compared, the first by id.
+const EXACT_MATCHES: i64 = 50;
 
 const COLUMNS: &str = "m.id, m.text, m.entity, m.predicate, m.value::text, m.intent_scope, m.source, m.confidence, \
      jsonb_array_length(m.evidence_refs), extract(epoch FROM c.captured_at)::float8, m.content_hash";
@@ -86,7 +88,7 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
     let exact_sql = format!(
         "SELECT {COLUMNS}, {sim} FROM memory_fabric.promoted_memory m \
          JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
-         WHERE {sc} AND (m.content_hash = $6 OR (m.entity = $7 AND m.predicate = $8) OR m.id = $9) ORDER BY m.id LIMIT 50"
+         WHERE {sc} AND (m.content_hash = $6 OR (m.entity = $7 AND m.predicate = $8) OR m.id = $9) ORDER BY m.id LIMIT {EXACT_MATCHES}"
     );
     let p = plan(client, &exact_sql, &[TEXT, TEXT, TEXT, TEXT, FLOAT4_ARRAY, TEXT, TEXT, TEXT, TEXT], false);
     let mut args = base_args();
@@ -436,23 +438,90 @@ pub fn verdict_for(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&s
     (v, policy_version, basis)
 }
 
+/// What changed in a candidate's scope since a version of it (memory_fabric.scope_versions).
+enum Since {
+    Nothing,
+    /// Only these memories were inserted (some maybe into another scope of the same hash).
+    Inserted(Vec<String>),
+    /// Something else, or more than the scope remembers.
+    Unknown,
+}
+
+/// What changed in the candidate's scope since `version` (None: since before it had one): its
+/// last changes, from the one that followed `version` on (sql/schema.sql, _scope_changed()).
+fn changed_since(client: &SpiClient<'_>, c: &Candidate, version: Option<&str>) -> Since {
+    let p = plan(
+        client,
+        "SELECT version::text, changes::text FROM memory_fabric.scope_versions WHERE key = pg_catalog.hashtextextended($1, 0)",
+        &[TEXT],
+        false,
+    );
+    let key = crate::xact::scope_key(&c.tenant_id, c.user_id.as_deref());
+    let row = client
+        .select(&*p, Some(1), &[key.as_str().into()])
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read the scope's version: {e}"))
+        .into_iter()
+        .next()
+        .map(|r| (col::<String>(&r, 1), col::<String>(&r, 2)));
+    let Some((now, changes)) = row else {
+        // no statement has changed the scope since it had no version
+        return if version.is_none() { Since::Nothing } else { Since::Unknown };
+    };
+    if now.as_deref() == version {
+        return Since::Nothing;
+    }
+    let changes: Vec<serde_json::Value> = changes.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+    let from = version.map_or(serde_json::Value::Null, |v| serde_json::Value::String(v.to_owned()));
+    let Some(first) = changes.iter().position(|ch| ch.get("from") == Some(&from)) else { return Since::Unknown };
+    let mut ids: Vec<String> = Vec::new();
+    for ch in &changes[first..] {
+        let Some(inserted) = ch.get("ids").and_then(|x| x.as_array()) else { return Since::Unknown };
+        ids.extend(inserted.iter().filter_map(|x| x.as_str().map(str::to_owned)));
+    }
+    Since::Inserted(ids)
+}
+
 /// The verdict review would give `c` now, for promote(), which has its effective review `r`.
 /// While the scope's version is the one the review recorded, no promoted memory of the scope has
 /// been inserted or updated since (sql/schema.sql, _scope_changed()), so its search would find
 /// the same memories: the verdict is decided again on those, read by id, with the policy,
-/// consents, rejections and judge as they are now. A memory of them that expired since, or a
-/// review that recorded no version, makes it review again in full.
+/// consents, rejections and judge as they are now. When memories were only inserted since, and
+/// the scope still remembers which (its last 16 changes), the search would find among those and
+/// the memories it found then: the verdict is decided on what search_among() selects of them. A
+/// memory compared that expired since, anything else changed, or a review that recorded no basis
+/// makes it review again in full.
 pub fn verdict_again(client: &SpiClient<'_>, c: &Candidate, r: &rows::Review) -> Verdict {
-    if let (Some(version), Some(nids), Some(rids)) = (&r.scope_version, &r.neighbour_ids, &r.retracted_ids) {
-        if scope_version(client, c).as_deref() == Some(version.as_str()) {
-            let live = memories_by_id(client, c, nids, "m.retracted_at IS NULL \
-                 AND (m.expires_at IS NULL OR m.expires_at > pg_catalog.clock_timestamp())");
-            let retracted = memories_by_id(client, c, rids, "m.retracted_at IS NOT NULL AND m.erased_at IS NULL");
-            if let (Some(ns), Some(retracted)) = (live, retracted) {
-                pgrx::debug1!(
-                    "memory_fabric: the scope is unchanged since the review; the memories it compared ({}) read again",
-                    ns.len() + retracted.len()
-                );
+    if let (Some(nids), Some(rids)) = (&r.neighbour_ids, &r.retracted_ids) {
+        let inserted = match changed_since(client, c, r.scope_version.as_deref()) {
+            Since::Nothing => Some(Vec::new()),
+            Since::Inserted(ids) => Some(ids),
+            Since::Unknown => None,
+        };
+        if let Some(inserted) = inserted {
+            let live = memories_by_id(client, c, nids, LIVE, true);
+            let retracted = memories_by_id(client, c, rids, "m.retracted_at IS NOT NULL AND m.erased_at IS NULL", true);
+            if let (Some(live), Some(retracted)) = (live, retracted) {
+                let retracted: Vec<Neighbor> = retracted.into_iter().map(|f| f.item).collect();
+                let ns = if inserted.is_empty() {
+                    pgrx::debug1!(
+                        "memory_fabric: the scope is unchanged since the review; the memories it compared ({}) read again",
+                        live.len() + retracted.len()
+                    );
+                    live.into_iter().map(|f| f.item).collect()
+                } else {
+                    // the memories inserted since that are of the review's scope and live now;
+                    // none of those it compared has left it (they are all live, and nothing
+                    // else changed)
+                    let new = memories_by_id(client, c, &inserted, IN_SCOPE, false).unwrap_or_default();
+                    pgrx::debug1!(
+                        "memory_fabric: only memories were promoted into the scope since the review; the memories it compared ({}) and those of them in its scope ({} of {}) read again",
+                        live.len() + retracted.len(),
+                        new.len(),
+                        inserted.len()
+                    );
+                    let found: Vec<Found<Neighbor>> = live.into_iter().chain(new).collect();
+                    search_among(found, EXACT_MATCHES as usize, K as usize)
+                };
                 return decide(client, c, None, ns, &retracted).0;
             }
         }
@@ -460,34 +529,64 @@ pub fn verdict_again(client: &SpiClient<'_>, c: &Candidate, r: &rows::Review) ->
     verdict_for(client, c, None).0
 }
 
-/// The memories `ids` of the candidate's tenant that still meet `condition`, with their
-/// similarity to the candidate as the search computed it; None unless every one does.
-fn memories_by_id(client: &SpiClient<'_>, c: &Candidate, ids: &[String], condition: &str) -> Option<Vec<Neighbor>> {
+/// Live now: neither retracted nor expired.
+const LIVE: &str = "m.retracted_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > pg_catalog.clock_timestamp())";
+/// Of the candidate's scope as review searches it ($9 its user, $10 its intent), and live.
+const IN_SCOPE: &str = "m.user_id IS NOT DISTINCT FROM $9 AND (m.intent_scope IS NULL OR m.intent_scope = $10) \
+     AND m.retracted_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > pg_catalog.clock_timestamp())";
+
+/// The memories `ids` of the candidate's tenant that meet `condition`, with their similarity to
+/// the candidate as the search computes it and what the search selects them by (Found); with
+/// `all`, None unless every one does. `condition` may name the candidate's user and intent, `$9`
+/// and `$10`.
+fn memories_by_id(client: &SpiClient<'_>, c: &Candidate, ids: &[String], condition: &str, all: bool) -> Option<Vec<Found<Neighbor>>> {
     if ids.is_empty() {
         return Some(Vec::new());
     }
     let vs = vector_schema(client);
     let sql = format!(
-        "SELECT {COLUMNS}, CASE WHEN m.embedding_model = $3 AND m.embedding IS NOT NULL AND $4::real[] IS NOT NULL \
-                 THEN 1 - (m.embedding OPERATOR({vs}.<=>) (SELECT $4::real[]::{vs}.vector)) END \
+        "SELECT {COLUMNS}, 1 - x.d, x.d, m.embedding_model = $3, \
+                (m.content_hash = $5 OR (m.entity = $6 AND m.predicate = $7) OR m.id = $8) IS TRUE \
          FROM memory_fabric.promoted_memory m JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
+         CROSS JOIN LATERAL (SELECT CASE WHEN m.embedding_model = $3 AND m.embedding IS NOT NULL AND $4::real[] IS NOT NULL \
+                 THEN m.embedding OPERATOR({vs}.<=>) (SELECT $4::real[]::{vs}.vector) END AS d) x \
          WHERE m.id = ANY ((SELECT $2)::text[]) AND m.tenant_id = $1 AND {condition}"
     );
     // The ids through an InitPlan: the planner then costs every call's plan alike, and the kept
     // generic plan is used after the first five calls. Given the array itself, it planned every
     // call afresh (a custom plan, costed for the array's length, always looked cheaper), and that
     // planning was a fifth of a promotion whose scope had not changed since its review.
-    let p = plan(client, &sql, &[TEXT, crate::spi::TEXT_ARRAY, TEXT, FLOAT4_ARRAY], false);
-    let found: Vec<Neighbor> = client
+    let p = plan(client, &sql, &[TEXT, crate::spi::TEXT_ARRAY, TEXT, FLOAT4_ARRAY, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT], false);
+    let found: Vec<Found<Neighbor>> = client
         .select(
             &*p,
             None,
-            &[c.tenant_id.as_str().into(), ids.to_vec().into(), c.embedding_model.as_str().into(), c.embedding.clone().into()],
+            &[
+                c.tenant_id.as_str().into(),
+                ids.to_vec().into(),
+                c.embedding_model.as_str().into(),
+                c.embedding.clone().into(),
+                c.content_hash.as_str().into(),
+                c.entity.as_deref().into(),
+                c.predicate.as_deref().into(),
+                c.supersedes.as_deref().into(),
+                c.user_id.as_deref().into(),
+                c.intent_id.as_deref().into(),
+            ],
         )
         .unwrap_or_else(|e| error!("memory_fabric: cannot read the reviewed memories: {e}"))
-        .map(|r| read_neighbor(&r, Some(12)))
+        .map(|r| {
+            let n = read_neighbor(&r, Some(12));
+            Found {
+                id: n.id.clone(),
+                distance: col(&r, 13),
+                same_model: col(&r, 14).unwrap_or(false),
+                exact: col(&r, 15).unwrap_or(false),
+                item: n,
+            }
+        })
         .collect();
-    (found.len() == ids.len()).then_some(found)
+    (!all || found.len() == ids.len()).then_some(found)
 }
 
 /// The verdict on the memories found: with the tenant's policy, the consent, the rejected

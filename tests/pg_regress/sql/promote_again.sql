@@ -1,8 +1,10 @@
 -- promote() checks that the review's verdict still holds. While no promoted memory of the scope
 -- has been inserted or updated since the review (memory_fabric.scope_versions), it decides again
--- on the memories the review compared, read by id, instead of searching the scope
--- (DEBUG1 says so). Anything that changed the scope, or a compared memory that expired, makes it
--- review again in full.
+-- on the memories the review compared, read by id, instead of searching the scope; when memories
+-- were only inserted since (and the scope remembers which: its last 16 changes), on those and the
+-- inserted ones of the review's scope, as the search would select among them (DEBUG1 says which).
+-- Anything else that changed the scope, or a compared memory that expired, makes it review again
+-- in full.
 \set SHOW_CONTEXT never
 DO $$ BEGIN
     IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'regress_again_agent') THEN DROP ROLE regress_again_agent; END IF;
@@ -37,8 +39,8 @@ SELECT pg_temp.promote_traced(:'c1');
 SELECT public.regress_try('SELECT count(*) FROM memory_fabric.scope_versions') AS read_versions;
 SELECT public.regress_try('UPDATE memory_fabric.scope_versions SET version = gen_random_uuid()') AS write_versions;
 
--- A promotion in the scope since the review: searched again, and a near-duplicate promoted in
--- between is found (refused, as before).
+-- A promotion in the scope since the review: the memory promoted is read with those compared, and
+-- a near-duplicate promoted in between is found (refused, as before).
 SELECT id AS c2 FROM memory_fabric.capture_memory('t_again', 'Visitors sign in at the front desk.', 'agent', 'INTERNAL', user_id => 'u1') \gset
 SELECT id AS c3 FROM memory_fabric.capture_memory('t_again', 'Visitors sign in at the front desk!', 'agent', 'INTERNAL', user_id => 'u1') \gset
 SELECT r2.status, r3.status FROM memory_fabric.review_candidate(:'c2') r2, memory_fabric.review_candidate(:'c3') r3;
@@ -54,6 +56,34 @@ SELECT id AS o1 FROM memory_fabric.capture_memory('t_again', 'The Braga office c
 SELECT status FROM memory_fabric.review_candidate(:'o1');
 SELECT pg_temp.promote_traced(:'o1');
 SELECT pg_temp.promote_traced(:'c4');
+-- Memories promoted since the review into the user's scope, of another intent and cross-intent:
+-- only the cross-intent one is of the candidate's scope (intent ops.x). The verdict is the one a
+-- search now gives.
+SELECT id AS c10 FROM memory_fabric.capture_memory('t_again', 'Deliveries arrive at the loading bay before noon.', 'agent', 'INTERNAL',
+    user_id => 'u1', intent_id => 'ops.x') \gset
+SELECT status FROM memory_fabric.review_candidate(:'c10');
+SELECT id AS q1 FROM memory_fabric.capture_memory('t_again', 'Deliveries arrive at the loading bay before noon!', 'agent', 'INTERNAL',
+    user_id => 'u1', intent_id => 'sales.y') \gset
+SELECT id AS q2 FROM memory_fabric.capture_memory('t_again', 'Keys to the meeting rooms hang at reception.', 'agent', 'INTERNAL', user_id => 'u1') \gset
+SELECT r1.status, r2.status FROM memory_fabric.review_candidate(:'q1') r1, memory_fabric.review_candidate(:'q2') r2;
+SELECT count(*) FROM memory_fabric.promote(:'q1');
+SELECT count(*) FROM memory_fabric.promote(:'q2');
+SELECT pg_temp.promote_traced(:'c10');
+-- More than 16 changes since the review: the scope no longer remembers the first, so promote()
+-- searches again (no DEBUG1).
+SELECT id AS c11 FROM memory_fabric.capture_memory('t_again', 'The archive room is locked on weekends.', 'agent', 'INTERNAL', user_id => 'u1') \gset
+SELECT status FROM memory_fabric.review_candidate(:'c11');
+DO $$
+DECLARE c text;
+BEGIN
+    FOR i IN 1..17 LOOP
+        SELECT id INTO c FROM memory_fabric.capture_memory('t_again',
+            format('Locker %s takes code %s.', md5(i::text), md5((i * 7919)::text)), 'agent', 'INTERNAL', user_id => 'u1');
+        PERFORM memory_fabric.review_candidate(c);
+        PERFORM memory_fabric.promote(c);
+    END LOOP;
+END $$;
+SELECT pg_temp.promote_traced(:'c11');
 RESET ROLE;
 
 -- A retraction in the scope since the review: searched again (the verdict still holds).
