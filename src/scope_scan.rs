@@ -17,10 +17,15 @@ extern "C-unwind" {
 
 const INDEX: &str = "promoted_scope_sq8";
 
-/// One entry of promoted_scope_sq8, valid during the callback it is handed to. Its columns, in
-/// the index's order: tenant_id, user_id, intent_scope, embedding_model, the code
-/// (_embedding_sq8), then retracted_at, expires_at, promoted_at, classification, consent_id,
-/// priority, id.
+/// The index's columns, in its order: the scope's key (memory_fabric._scope_key()),
+/// embedding_model, the code (_embedding_sq8); then, included: tenant_id, user_id, intent_scope,
+/// retracted_at, expires_at, promoted_at, classification, consent_id, priority, id. Checked by
+/// name before a scan (the two expressions have none of their own).
+const KEYS: usize = 3;
+const INCLUDED: [&str; 10] =
+    ["tenant_id", "user_id", "intent_scope", "retracted_at", "expires_at", "promoted_at", "classification", "consent_id", "priority", "id"];
+
+/// One entry of promoted_scope_sq8, valid during the callback it is handed to.
 pub struct Entry<'a> {
     values: &'a [pg_sys::Datum],
     nulls: &'a [bool],
@@ -38,54 +43,68 @@ impl Entry<'_> {
     }
 
     pub fn model(&self) -> Option<&[u8]> {
-        self.bytes(3)
+        self.bytes(1)
     }
 
     /// The embedding's code (memory_fabric_core::sq8); None without an embedding.
     pub fn code(&self) -> Option<&[u8]> {
-        self.bytes(4)
+        self.bytes(2)
+    }
+
+    /// Whether the entry is of this tenant, user and intent (None: null): two scopes may share
+    /// a key.
+    fn is_of(&self, scope: &[Option<&str>; 3]) -> bool {
+        (0..3).all(|i| self.bytes(KEYS + i) == scope[i].map(str::as_bytes))
     }
 
     pub fn retracted_at(&self) -> Option<i64> {
-        self.timestamp(5)
+        self.timestamp(KEYS + 3)
     }
 
     pub fn expires_at(&self) -> Option<i64> {
-        self.timestamp(6)
+        self.timestamp(KEYS + 4)
     }
 
     pub fn promoted_at(&self) -> Option<i64> {
-        self.timestamp(7)
+        self.timestamp(KEYS + 5)
     }
 
     pub fn classification(&self) -> Option<&[u8]> {
-        self.bytes(8)
+        self.bytes(KEYS + 6)
     }
 
     pub fn has_consent(&self) -> bool {
-        !self.nulls[9]
+        !self.nulls[KEYS + 7]
     }
 
     /// The priority's numeric datum, with its bytes (to tell one value from another cheaply).
     pub fn priority(&self) -> Option<(pg_sys::Datum, &[u8])> {
-        self.bytes(10).map(|b| (self.values[10], b))
+        self.bytes(KEYS + 8).map(|b| (self.values[KEYS + 8], b))
     }
 
     pub fn id(&self) -> Option<&[u8]> {
-        self.bytes(11)
+        self.bytes(KEYS + 9)
     }
 }
 
-/// A condition on one leading column of the index: equal to a text, or null.
-enum Key<'a> {
-    Eq(&'a str),
-    IsNull,
+/// The key of a scope's entries in promoted_scope_sq8 (memory_fabric_core::sq8::scope_key), as
+/// the index computes it for each promoted memory.
+#[pg_extern(immutable, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn _scope_key(tenant_id: Option<&str>, user_id: Option<&str>, intent_scope: Option<&str>) -> Option<i64> {
+    Some(memory_fabric_core::sq8::scope_key(tenant_id?, user_id, intent_scope))
 }
 
-/// Calls `f` with every entry of promoted_scope_sq8 whose leading columns match one of `ranges`,
-/// that the statement's snapshot sees: range after range, each in index order. One scan, begun
-/// again for each range.
-fn for_each_entry(ranges: &[[Key<'_>; 3]], mut f: impl FnMut(&Entry<'_>)) {
+extension_sql!(
+    "REVOKE ALL ON FUNCTION memory_fabric._scope_key FROM PUBLIC;\n",
+    name = "scope_key_privileges",
+    requires = [_scope_key],
+);
+
+/// Calls `f` with every entry of promoted_scope_sq8 of one of `scopes` (a tenant, a user and an
+/// intent; None: null) that the statement's snapshot sees: scope after scope. One scan, begun
+/// again for each scope's key; an entry of another scope with the same key is skipped.
+fn for_each_entry(scopes: &[[Option<&str>; 3]], mut f: impl FnMut(&Entry<'_>)) {
     let index = INDEX;
     let name = std::ffi::CString::new(index).expect("index names hold no NUL");
     // SAFETY: the relations are opened and locked before use and closed after; the scan, its
@@ -100,14 +119,24 @@ fn for_each_entry(ranges: &[[Key<'_>; 3]], mut f: impl FnMut(&Entry<'_>)) {
         }
         let heap = pg_sys::table_open(table_oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let rel = pg_sys::index_open(index_oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        if ((*(*rel).rd_index).indnkeyatts as usize) < 5 || (*(*rel).rd_index).indnatts != 12 {
+        let desc = (*rel).rd_att;
+        let attname = |i: usize| {
+            let a = &*(*desc).attrs.as_ptr().add(i);
+            std::ffi::CStr::from_ptr(a.attname.data.as_ptr()).to_bytes()
+        };
+        let shaped = (*(*rel).rd_index).indnkeyatts as usize == KEYS
+            && (*(*rel).rd_index).indnatts as usize == KEYS + INCLUDED.len()
+            && (*desc).natts as usize == KEYS + INCLUDED.len()
+            && attname(1) == b"embedding_model"
+            && INCLUDED.iter().enumerate().all(|(i, n)| attname(KEYS + i) == n.as_bytes());
+        if !shaped {
             error!("memory_fabric: index \"memory_fabric.{index}\" does not have the columns it should");
         }
         let snapshot = pg_sys::GetActiveSnapshot();
         if snapshot.is_null() {
             error!("memory_fabric: no active snapshot to scan \"memory_fabric.{index}\"");
         }
-        let scan = pg_sys::index_beginscan(heap, rel, snapshot, 3, 0);
+        let scan = pg_sys::index_beginscan(heap, rel, snapshot, 1, 0);
         (*scan).xs_want_itup = true;
         let slot = pg_sys::table_slot_create(heap, std::ptr::null_mut());
         let mut vm_buffer: pg_sys::Buffer = pg_sys::InvalidBuffer as pg_sys::Buffer;
@@ -120,36 +149,20 @@ fn for_each_entry(ranges: &[[Key<'_>; 3]], mut f: impl FnMut(&Entry<'_>)) {
         let serializable = pg_sys::XactIsoLevel == pg_sys::XACT_SERIALIZABLE as i32;
         let mut locked: Option<pg_sys::BlockNumber> = None;
         let mut last_vm: Option<(pg_sys::BlockNumber, bool)> = None;
-        for keys in ranges {
-            let mut skeys: Vec<pg_sys::ScanKeyData> = Vec::with_capacity(keys.len());
-            for (i, k) in keys.iter().enumerate() {
-                let mut sk: pg_sys::ScanKeyData = std::mem::zeroed();
-                let attno = (i + 1) as pg_sys::AttrNumber;
-                match k {
-                    Key::Eq(s) => pg_sys::ScanKeyEntryInitialize(
-                        &mut sk,
-                        0,
-                        attno,
-                        pg_sys::BTEqualStrategyNumber as pg_sys::StrategyNumber,
-                        pg_sys::InvalidOid,
-                        *(*rel).rd_indcollation.add(i),
-                        pg_sys::Oid::from(pg_sys::F_TEXTEQ),
-                        s.into_datum().expect("a text datum"),
-                    ),
-                    Key::IsNull => pg_sys::ScanKeyEntryInitialize(
-                        &mut sk,
-                        (pg_sys::SK_ISNULL | pg_sys::SK_SEARCHNULL) as i32,
-                        attno,
-                        0,
-                        pg_sys::InvalidOid,
-                        pg_sys::InvalidOid,
-                        pg_sys::InvalidOid,
-                        pg_sys::Datum::from(0),
-                    ),
-                }
-                skeys.push(sk);
-            }
-            pg_sys::index_rescan(scan, skeys.as_mut_ptr(), skeys.len() as i32, std::ptr::null_mut(), 0);
+        for scope in scopes {
+            let key = memory_fabric_core::sq8::scope_key(scope[0].unwrap_or_default(), scope[1], scope[2]);
+            let mut sk: pg_sys::ScanKeyData = std::mem::zeroed();
+            pg_sys::ScanKeyEntryInitialize(
+                &mut sk,
+                0,
+                1,
+                pg_sys::BTEqualStrategyNumber as pg_sys::StrategyNumber,
+                pg_sys::InvalidOid,
+                pg_sys::InvalidOid,
+                pg_sys::Oid::from(pg_sys::F_INT8EQ),
+                key.into_datum().expect("a bigint datum"),
+            );
+            pg_sys::index_rescan(scan, &mut sk, 1, std::ptr::null_mut(), 0);
             loop {
                 pgrx::check_for_interrupts!();
                 let tid = pg_sys::index_getnext_tid(scan, pg_sys::ScanDirection::ForwardScanDirection);
@@ -179,7 +192,10 @@ fn for_each_entry(ranges: &[[Key<'_>; 3]], mut f: impl FnMut(&Entry<'_>)) {
                     from_heap = true;
                 }
                 pg_sys::index_deform_tuple((*scan).xs_itup, (*scan).xs_itupdesc, values.as_mut_ptr(), nulls.as_mut_ptr());
-                f(&Entry { values: &values, nulls: &nulls });
+                let e = Entry { values: &values, nulls: &nulls };
+                if e.is_of(scope) {
+                    f(&e);
+                }
                 if serializable && !from_heap && locked != Some(block) {
                     pg_sys::submodules::ffi::pg_guard_ffi_boundary(|| PredicateLockPage(heap, block, snapshot));
                     locked = Some(block);
@@ -197,14 +213,10 @@ fn for_each_entry(ranges: &[[Key<'_>; 3]], mut f: impl FnMut(&Entry<'_>)) {
 }
 
 /// The entries of promoted_scope_sq8 for the tenant and every pair of a user and an intent given
-/// (None: null), range after range.
+/// (None: null), scope after scope.
 pub fn for_each_in_ranges(tenant: &str, users: &[Option<&str>], intents: &[Option<&str>], f: impl FnMut(&Entry<'_>)) {
-    fn key(x: Option<&str>) -> Key<'_> {
-        x.map_or(Key::IsNull, Key::Eq)
-    }
-    let ranges: Vec<[Key<'_>; 3]> =
-        users.iter().flat_map(|u| intents.iter().map(move |i| [Key::Eq(tenant), key(*u), key(*i)])).collect();
-    for_each_entry(&ranges, f);
+    let scopes: Vec<[Option<&str>; 3]> = users.iter().flat_map(|u| intents.iter().map(move |i| [Some(tenant), *u, *i])).collect();
+    for_each_entry(&scopes, f);
 }
 
 /// The bytes of a varlena datum (text, bytea, numeric), decompressed if it was compressed.
