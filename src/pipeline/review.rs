@@ -513,11 +513,12 @@ pub fn verdict_again(client: &SpiClient<'_>, c: &Candidate, r: &rows::Review) ->
                     // none of those it compared has left it (they are all live, and nothing
                     // else changed)
                     let new = memories_by_id(client, c, &inserted, IN_SCOPE, false).unwrap_or_default();
+                    // (the count of those of its scope only: the others may be of a scope
+                    // whose key shares the hash, another tenant's)
                     pgrx::debug1!(
-                        "memory_fabric: only memories were promoted into the scope since the review; the memories it compared ({}) and those of them in its scope ({} of {}) read again",
+                        "memory_fabric: only memories were promoted into the scope since the review; the memories it compared ({}) and the {} promoted into its scope since read again",
                         live.len() + retracted.len(),
-                        new.len(),
-                        inserted.len()
+                        new.len()
                     );
                     let found: Vec<Found<Neighbor>> = live.into_iter().chain(new).collect();
                     search_among(found, EXACT_MATCHES as usize, K as usize)
