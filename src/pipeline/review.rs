@@ -405,11 +405,12 @@ pub struct Basis {
     pub retracted_ids: Vec<String>,
 }
 
-/// The current version of the candidate's scope (memory_fabric.scope_versions).
-fn scope_version(client: &SpiClient<'_>, c: &Candidate) -> Option<String> {
+/// The candidate's scope's row of memory_fabric.scope_versions: its version and its last
+/// changes (JSON); None while no statement has changed the scope.
+fn scope_state(client: &SpiClient<'_>, c: &Candidate) -> Option<(Option<String>, Option<String>)> {
     let p = plan(
         client,
-        "SELECT version::text FROM memory_fabric.scope_versions WHERE key = pg_catalog.hashtextextended($1, 0)",
+        "SELECT version::text, changes::text FROM memory_fabric.scope_versions WHERE key = pg_catalog.hashtextextended($1, 0)",
         &[TEXT],
         false,
     );
@@ -419,7 +420,12 @@ fn scope_version(client: &SpiClient<'_>, c: &Candidate) -> Option<String> {
         .unwrap_or_else(|e| error!("memory_fabric: cannot read the scope's version: {e}"))
         .into_iter()
         .next()
-        .and_then(|r| col::<String>(&r, 1))
+        .map(|r| (col::<String>(&r, 1), col::<String>(&r, 2)))
+}
+
+/// The current version of the candidate's scope.
+fn scope_version(client: &SpiClient<'_>, c: &Candidate) -> Option<String> {
+    scope_state(client, c).and_then(|(v, _)| v)
 }
 
 /// The verdict review would give `c` now, without recording it, and what it was decided on.
@@ -450,19 +456,7 @@ enum Since {
 /// What changed in the candidate's scope since `version` (None: since before it had one): its
 /// last changes, from the one that followed `version` on (sql/schema.sql, _scope_changed()).
 fn changed_since(client: &SpiClient<'_>, c: &Candidate, version: Option<&str>) -> Since {
-    let p = plan(
-        client,
-        "SELECT version::text, changes::text FROM memory_fabric.scope_versions WHERE key = pg_catalog.hashtextextended($1, 0)",
-        &[TEXT],
-        false,
-    );
-    let key = crate::xact::scope_key(&c.tenant_id, c.user_id.as_deref());
-    let row = client
-        .select(&*p, Some(1), &[key.as_str().into()])
-        .unwrap_or_else(|e| error!("memory_fabric: cannot read the scope's version: {e}"))
-        .into_iter()
-        .next()
-        .map(|r| (col::<String>(&r, 1), col::<String>(&r, 2)));
+    let row = scope_state(client, c);
     let Some((now, changes)) = row else {
         // no statement has changed the scope since it had no version
         return if version.is_none() { Since::Nothing } else { Since::Unknown };
