@@ -37,15 +37,14 @@ GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA memory_fabric TO @extowner@;
 -- (_recall_candidates(), src/api/recall.rs) and review's exact search (_nearest_candidates(),
 -- src/pipeline/review.rs) read a scope's entries and bound every memory's similarity, then read
 -- only the memories that could be among their results by id. Keyed by the hash of the scope
--- (_scope_key: a tenant, a user, an intent), one bigint that the scan compares at each entry
--- instead of three texts; the scope's own columns are included, to tell apart two scopes that
--- share a key (src/scope_scan.rs). Here rather than in sql/schema.sql because its key calls
--- functions of this library, created after schema.sql.
+-- (_scope_key: a tenant, a user, an intent; 128 bits of SHA-256, which no two scopes share), a
+-- uuid that the scan compares at each entry instead of three texts (src/scope_scan.rs). Here
+-- rather than in sql/schema.sql because its key calls functions of this library, created after
+-- schema.sql.
 CREATE INDEX promoted_scope_sq8 ON memory_fabric.promoted_memory
     (memory_fabric._scope_key(tenant_id, user_id, intent_scope), embedding_model,
      memory_fabric._embedding_sq8(embedding::real[]))
-    INCLUDE (tenant_id, user_id, intent_scope, retracted_at, expires_at, promoted_at, classification, consent_id,
-             priority, id)
+    INCLUDE (retracted_at, expires_at, promoted_at, classification, consent_id, priority, id)
     WHERE memory_fabric._scope_fits(tenant_id, user_id, intent_scope, embedding_model, id, classification,
                                     consent_id, embedding);
 REVOKE ALL ON FUNCTION memory_fabric._embedding_sq8 FROM PUBLIC;

@@ -8,9 +8,9 @@
 --   changed since makes it review again in full, as before.
 -- Scopes changed before the update have no changes remembered: their reviews are decided as
 -- before until the scope changes again.
--- * promoted_scope_sq8 is keyed by the hash of the scope (memory_fabric._scope_key(), a bigint)
---   instead of its tenant, user and intent, which it includes: a scan compares one bigint at
---   each entry instead of three texts. Building the index reads every promoted memory once.
+-- * promoted_scope_sq8 is keyed by the hash of the scope (memory_fabric._scope_key(), a uuid:
+--   128 bits of SHA-256) instead of its tenant, user and intent: a scan compares one uuid at each
+--   entry instead of three texts. Building the index reads every promoted memory once.
 -- Its statements are the install script's own; tests/upgrade/run.sh checks that it ends with the
 -- catalog of a fresh install.
 \echo Use "ALTER EXTENSION memory_fabric UPDATE TO '0.15.0'" to load this file. \quit
@@ -47,7 +47,7 @@ CREATE FUNCTION memory_fabric."_scope_key"(
 	"tenant_id" TEXT, /* Option < & str > */
 	"user_id" TEXT, /* Option < & str > */
 	"intent_scope" TEXT /* Option < & str > */
-) RETURNS bigint /* Option < i64 > */
+) RETURNS uuid /* Option < pgrx :: Uuid > */
 IMMUTABLE PARALLEL SAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */
@@ -61,14 +61,13 @@ DROP INDEX memory_fabric.promoted_scope_sq8;
 -- (_recall_candidates(), src/api/recall.rs) and review's exact search (_nearest_candidates(),
 -- src/pipeline/review.rs) read a scope's entries and bound every memory's similarity, then read
 -- only the memories that could be among their results by id. Keyed by the hash of the scope
--- (_scope_key: a tenant, a user, an intent), one bigint that the scan compares at each entry
--- instead of three texts; the scope's own columns are included, to tell apart two scopes that
--- share a key (src/scope_scan.rs). Here rather than in sql/schema.sql because its key calls
--- functions of this library, created after schema.sql.
+-- (_scope_key: a tenant, a user, an intent; 128 bits of SHA-256, which no two scopes share), a
+-- uuid that the scan compares at each entry instead of three texts (src/scope_scan.rs). Here
+-- rather than in sql/schema.sql because its key calls functions of this library, created after
+-- schema.sql.
 CREATE INDEX promoted_scope_sq8 ON memory_fabric.promoted_memory
     (memory_fabric._scope_key(tenant_id, user_id, intent_scope), embedding_model,
      memory_fabric._embedding_sq8(embedding::real[]))
-    INCLUDE (tenant_id, user_id, intent_scope, retracted_at, expires_at, promoted_at, classification, consent_id,
-             priority, id)
+    INCLUDE (retracted_at, expires_at, promoted_at, classification, consent_id, priority, id)
     WHERE memory_fabric._scope_fits(tenant_id, user_id, intent_scope, embedding_model, id, classification,
                                     consent_id, embedding);

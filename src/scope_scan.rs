@@ -18,12 +18,11 @@ extern "C-unwind" {
 const INDEX: &str = "promoted_scope_sq8";
 
 /// The index's columns, in its order: the scope's key (memory_fabric._scope_key()),
-/// embedding_model, the code (_embedding_sq8); then, included: tenant_id, user_id, intent_scope,
-/// retracted_at, expires_at, promoted_at, classification, consent_id, priority, id. Checked by
-/// name before a scan (the two expressions have none of their own).
+/// embedding_model, the code (_embedding_sq8); then, included: retracted_at, expires_at,
+/// promoted_at, classification, consent_id, priority, id. Checked by name before a scan (the two
+/// expressions have none of their own).
 const KEYS: usize = 3;
-const INCLUDED: [&str; 10] =
-    ["tenant_id", "user_id", "intent_scope", "retracted_at", "expires_at", "promoted_at", "classification", "consent_id", "priority", "id"];
+const INCLUDED: [&str; 7] = ["retracted_at", "expires_at", "promoted_at", "classification", "consent_id", "priority", "id"];
 
 /// One entry of promoted_scope_sq8, valid during the callback it is handed to.
 pub struct Entry<'a> {
@@ -51,39 +50,33 @@ impl Entry<'_> {
         self.bytes(2)
     }
 
-    /// Whether the entry is of this tenant, user and intent (None: null): two scopes may share
-    /// a key.
-    fn is_of(&self, scope: &[Option<&str>; 3]) -> bool {
-        (0..3).all(|i| self.bytes(KEYS + i) == scope[i].map(str::as_bytes))
-    }
-
     pub fn retracted_at(&self) -> Option<i64> {
-        self.timestamp(KEYS + 3)
+        self.timestamp(KEYS)
     }
 
     pub fn expires_at(&self) -> Option<i64> {
-        self.timestamp(KEYS + 4)
+        self.timestamp(KEYS + 1)
     }
 
     pub fn promoted_at(&self) -> Option<i64> {
-        self.timestamp(KEYS + 5)
+        self.timestamp(KEYS + 2)
     }
 
     pub fn classification(&self) -> Option<&[u8]> {
-        self.bytes(KEYS + 6)
+        self.bytes(KEYS + 3)
     }
 
     pub fn has_consent(&self) -> bool {
-        !self.nulls[KEYS + 7]
+        !self.nulls[KEYS + 4]
     }
 
     /// The priority's numeric datum, with its bytes (to tell one value from another cheaply).
     pub fn priority(&self) -> Option<(pg_sys::Datum, &[u8])> {
-        self.bytes(KEYS + 8).map(|b| (self.values[KEYS + 8], b))
+        self.bytes(KEYS + 5).map(|b| (self.values[KEYS + 5], b))
     }
 
     pub fn id(&self) -> Option<&[u8]> {
-        self.bytes(KEYS + 9)
+        self.bytes(KEYS + 6)
     }
 }
 
@@ -91,8 +84,8 @@ impl Entry<'_> {
 /// the index computes it for each promoted memory.
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
-fn _scope_key(tenant_id: Option<&str>, user_id: Option<&str>, intent_scope: Option<&str>) -> Option<i64> {
-    Some(memory_fabric_core::sq8::scope_key(tenant_id?, user_id, intent_scope))
+fn _scope_key(tenant_id: Option<&str>, user_id: Option<&str>, intent_scope: Option<&str>) -> Option<pgrx::Uuid> {
+    Some(pgrx::Uuid::from_bytes(memory_fabric_core::sq8::scope_key(tenant_id?, user_id, intent_scope)))
 }
 
 extension_sql!(
@@ -103,7 +96,7 @@ extension_sql!(
 
 /// Calls `f` with every entry of promoted_scope_sq8 of one of `scopes` (a tenant, a user and an
 /// intent; None: null) that the statement's snapshot sees: scope after scope. One scan, begun
-/// again for each scope's key; an entry of another scope with the same key is skipped.
+/// again for each scope's key.
 fn for_each_entry(scopes: &[[Option<&str>; 3]], mut f: impl FnMut(&Entry<'_>)) {
     let index = INDEX;
     let name = std::ffi::CString::new(index).expect("index names hold no NUL");
@@ -150,7 +143,7 @@ fn for_each_entry(scopes: &[[Option<&str>; 3]], mut f: impl FnMut(&Entry<'_>)) {
         let mut locked: Option<pg_sys::BlockNumber> = None;
         let mut last_vm: Option<(pg_sys::BlockNumber, bool)> = None;
         for scope in scopes {
-            let key = memory_fabric_core::sq8::scope_key(scope[0].unwrap_or_default(), scope[1], scope[2]);
+            let key = pgrx::Uuid::from_bytes(memory_fabric_core::sq8::scope_key(scope[0].unwrap_or_default(), scope[1], scope[2]));
             let mut sk: pg_sys::ScanKeyData = std::mem::zeroed();
             pg_sys::ScanKeyEntryInitialize(
                 &mut sk,
@@ -159,8 +152,8 @@ fn for_each_entry(scopes: &[[Option<&str>; 3]], mut f: impl FnMut(&Entry<'_>)) {
                 pg_sys::BTEqualStrategyNumber as pg_sys::StrategyNumber,
                 pg_sys::InvalidOid,
                 pg_sys::InvalidOid,
-                pg_sys::Oid::from(pg_sys::F_INT8EQ),
-                key.into_datum().expect("a bigint datum"),
+                pg_sys::Oid::from(pg_sys::F_UUID_EQ),
+                key.into_datum().expect("a uuid datum"),
             );
             pg_sys::index_rescan(scan, &mut sk, 1, std::ptr::null_mut(), 0);
             loop {
@@ -192,10 +185,7 @@ fn for_each_entry(scopes: &[[Option<&str>; 3]], mut f: impl FnMut(&Entry<'_>)) {
                     from_heap = true;
                 }
                 pg_sys::index_deform_tuple((*scan).xs_itup, (*scan).xs_itupdesc, values.as_mut_ptr(), nulls.as_mut_ptr());
-                let e = Entry { values: &values, nulls: &nulls };
-                if e.is_of(scope) {
-                    f(&e);
-                }
+                f(&Entry { values: &values, nulls: &nulls });
                 if serializable && !from_heap && locked != Some(block) {
                     pg_sys::submodules::ffi::pg_guard_ffi_boundary(|| PredicateLockPage(heap, block, snapshot));
                     locked = Some(block);

@@ -206,12 +206,12 @@ impl Floor {
     }
 }
 
-/// The key of a scope's entries in promoted_scope_sq8 (sql/finalize.sql): a tenant, a user and
-/// an intent (None: null). The first 8 bytes of the SHA-256 of their length-prefixed bytes, so
-/// that no one can choose a scope whose key is another's; two scopes that share one anyway are
-/// told apart by the columns the index includes (src/scope_scan.rs). It keys an index: it never
-/// changes.
-pub fn scope_key(tenant: &str, user: Option<&str>, intent: Option<&str>) -> i64 {
+/// The key of a scope's entries in promoted_scope_sq8 (sql/finalize.sql), for a tenant, a user
+/// and an intent (None: null): the first 16 bytes of the SHA-256 of their length-prefixed bytes.
+/// Two scopes share a key only by a collision of 128 bits of SHA-256, which no one can bring
+/// about, so the index holds the key alone, not the scope's columns (src/scope_scan.rs). It keys
+/// an index: it never changes.
+pub fn scope_key(tenant: &str, user: Option<&str>, intent: Option<&str>) -> [u8; 16] {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     for part in [Some(tenant), user, intent] {
@@ -225,7 +225,7 @@ pub fn scope_key(tenant: &str, user: Option<&str>, intent: Option<&str>) -> i64 
         }
     }
     let d = h.finalize();
-    i64::from_le_bytes(d[..8].try_into().expect("a digest has 32 bytes"))
+    d[..16].try_into().expect("a digest has 32 bytes")
 }
 
 #[cfg(test)]
@@ -308,8 +308,9 @@ mod tests {
             }
         }
         // computed independently (Python's hashlib) from the encoding described above
-        assert_eq!(scope_key("t1", None, None), -6496757610391932365);
-        assert_eq!(scope_key("t1", Some("u1"), Some("support")), -7464295813500300742);
+        let hex = |k: [u8; 16]| k.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        assert_eq!(hex(scope_key("t1", None, None)), "33f2c5e85fe1d6a52ac0b27a9f2ff331");
+        assert_eq!(hex(scope_key("t1", Some("u1"), Some("support"))), "3a12e151817e6998decd1bf5e1f2b8b7");
     }
 
     #[test]

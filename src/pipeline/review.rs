@@ -256,6 +256,17 @@ extension_sql!(
     requires = [_nearest_candidates],
 );
 
+/// The cosine distance of row `t`'s embedding to the candidate's ($3 its model, $4 its vector), as
+/// review's searches compute it: NULL for another model or without a vector. The candidate's
+/// vector is converted once (an InitPlan), not once a row.
+fn distance_to_candidate(client: &SpiClient<'_>, t: &str) -> String {
+    let vs = vector_schema(client);
+    format!(
+        "(CASE WHEN {t}.embedding_model = $3 AND {t}.embedding IS NOT NULL AND $4::real[] IS NOT NULL \
+               THEN {t}.embedding OPERATOR({vs}.<=>) (SELECT $4::real[]::{vs}.vector) END)"
+    )
+}
+
 /// The K rows of `from_where` nearest the candidate: the same content first, then the most
 /// similar by vector of the candidate's model. `from_where` names the rows compared `r` and
 /// ranks them by id, content hash and vector alone; only the K kept are then joined by `join`
@@ -264,12 +275,10 @@ extension_sql!(
 /// exact scan: the rows are few. The query vector is converted once (an InitPlan), not once
 /// per row.
 fn nearest_of(client: &SpiClient<'_>, c: &Candidate, from_where: &str, join: &str, columns: &str, what: &str) -> Vec<Neighbor> {
-    let vs = vector_schema(client);
+    let distance = distance_to_candidate(client, "r");
     let sql = format!(
         "SELECT {columns}, nn.sim FROM ( \
-           SELECT r.id, r.content_hash = $6 AS same, \
-                  CASE WHEN r.embedding_model = $3 AND r.embedding IS NOT NULL AND $4::real[] IS NOT NULL \
-                       THEN 1 - (r.embedding OPERATOR({vs}.<=>) (SELECT $4::real[]::{vs}.vector)) END AS sim \
+           SELECT r.id, r.content_hash = $6 AS same, 1 - {distance} AS sim \
            {from_where} \
            ORDER BY same DESC, sim DESC NULLS LAST, r.id LIMIT {K}) nn \
          {join} \
@@ -538,13 +547,12 @@ fn memories_by_id(client: &SpiClient<'_>, c: &Candidate, ids: &[String], conditi
     if ids.is_empty() {
         return Some(Vec::new());
     }
-    let vs = vector_schema(client);
+    let distance = distance_to_candidate(client, "m");
     let sql = format!(
         "SELECT {COLUMNS}, 1 - x.d, x.d, m.embedding_model = $3, \
                 (m.content_hash = $5 OR (m.entity = $6 AND m.predicate = $7) OR m.id = $8) IS TRUE \
          FROM memory_fabric.promoted_memory m JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
-         CROSS JOIN LATERAL (SELECT CASE WHEN m.embedding_model = $3 AND m.embedding IS NOT NULL AND $4::real[] IS NOT NULL \
-                 THEN m.embedding OPERATOR({vs}.<=>) (SELECT $4::real[]::{vs}.vector) END AS d) x \
+         CROSS JOIN LATERAL (SELECT {distance} AS d) x \
          WHERE m.id = ANY ((SELECT $2)::text[]) AND m.tenant_id = $1 AND {condition}"
     );
     // The ids through an InitPlan: the planner then costs every call's plan alike, and the kept

@@ -2190,13 +2190,13 @@ GRANT EXECUTE ON FUNCTION memory_fabric.revoke_tenant(text, text) TO memory_fabr
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/scope_scan.rs:92
+-- src/scope_scan.rs:85
 -- memory_fabric::scope_scan::_scope_key
 CREATE  FUNCTION "_scope_key"(
 	"tenant_id" TEXT, /* Option < & str > */
 	"user_id" TEXT, /* Option < & str > */
 	"intent_scope" TEXT /* Option < & str > */
-) RETURNS bigint /* Option < i64 > */
+) RETURNS uuid /* Option < pgrx :: Uuid > */
 IMMUTABLE PARALLEL SAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */
@@ -2204,7 +2204,7 @@ AS 'MODULE_PATHNAME', '_scope_key_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/scope_scan.rs:98
+-- src/scope_scan.rs:91
 -- requires:
 --   _scope_key
 
@@ -2330,15 +2330,14 @@ GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA memory_fabric TO @extowner@;
 -- (_recall_candidates(), src/api/recall.rs) and review's exact search (_nearest_candidates(),
 -- src/pipeline/review.rs) read a scope's entries and bound every memory's similarity, then read
 -- only the memories that could be among their results by id. Keyed by the hash of the scope
--- (_scope_key: a tenant, a user, an intent), one bigint that the scan compares at each entry
--- instead of three texts; the scope's own columns are included, to tell apart two scopes that
--- share a key (src/scope_scan.rs). Here rather than in sql/schema.sql because its key calls
--- functions of this library, created after schema.sql.
+-- (_scope_key: a tenant, a user, an intent; 128 bits of SHA-256, which no two scopes share), a
+-- uuid that the scan compares at each entry instead of three texts (src/scope_scan.rs). Here
+-- rather than in sql/schema.sql because its key calls functions of this library, created after
+-- schema.sql.
 CREATE INDEX promoted_scope_sq8 ON memory_fabric.promoted_memory
     (memory_fabric._scope_key(tenant_id, user_id, intent_scope), embedding_model,
      memory_fabric._embedding_sq8(embedding::real[]))
-    INCLUDE (tenant_id, user_id, intent_scope, retracted_at, expires_at, promoted_at, classification, consent_id,
-             priority, id)
+    INCLUDE (retracted_at, expires_at, promoted_at, classification, consent_id, priority, id)
     WHERE memory_fabric._scope_fits(tenant_id, user_id, intent_scope, embedding_model, id, classification,
                                     consent_id, embedding);
 REVOKE ALL ON FUNCTION memory_fabric._embedding_sq8 FROM PUBLIC;
