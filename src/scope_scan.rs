@@ -24,30 +24,115 @@ const INDEX: &str = "promoted_scope_sq8";
 const KEYS: usize = 3;
 const INCLUDED: [&str; 7] = ["retracted_at", "expires_at", "promoted_at", "classification", "consent_id", "priority", "id"];
 
-/// One entry of promoted_scope_sq8, valid during the callback it is handed to.
+/// One entry of promoted_scope_sq8, valid during the callback it is handed to. Its model and
+/// code are read straight from the index tuple; its other columns once `read_all()` has
+/// deformed it, and whether the statement's snapshot sees it once `visible()` has looked, so
+/// that an entry the caller can rule out from its code costs neither.
 pub struct Entry<'a> {
-    values: &'a [pg_sys::Datum],
-    nulls: &'a [bool],
+    itup: pg_sys::IndexTuple,
+    desc: pg_sys::TupleDesc,
+    values: &'a mut [pg_sys::Datum],
+    nulls: &'a mut [bool],
+    deformed: bool,
+    seen: &'a mut Seen,
+}
+
+/// What the scan needs to tell whether the snapshot sees an entry: the heap, the scan (whose
+/// current heap TID the entry points to), a slot, the visibility map's pinned page and its
+/// answer for the last heap page asked.
+struct Seen {
+    heap: pg_sys::Relation,
+    scan: pg_sys::IndexScanDesc,
+    slot: *mut pg_sys::TupleTableSlot,
+    vm_buffer: pg_sys::Buffer,
+    last: Option<(pg_sys::BlockNumber, bool)>,
+    block: pg_sys::BlockNumber,
+    /// The current entry's heap tuple was visited (it then holds the predicate lock).
+    fetched: bool,
 }
 
 impl Entry<'_> {
-    fn bytes(&self, c: usize) -> Option<&[u8]> {
-        // SAFETY: every column read this way is a varlena (text, bytea or numeric), and the
-        // entry outlives the borrow.
-        (!self.nulls[c]).then(|| unsafe { varlena_bytes(self.values[c]) })
-    }
-
-    fn timestamp(&self, c: usize) -> Option<i64> {
-        (!self.nulls[c]).then(|| self.values[c].value() as i64)
+    /// A key column (1-based), read without deforming the rest.
+    fn key(&self, attnum: usize) -> Option<pg_sys::Datum> {
+        // SAFETY: the tuple is the scan's current one, of this descriptor; its null bitmap
+        // follows the fixed header when INDEX_NULL_MASK is set.
+        unsafe {
+            if (*self.itup).t_info as u32 & pg_sys::INDEX_NULL_MASK != 0 {
+                let bits = (self.itup as *const u8).add(std::mem::size_of::<pg_sys::IndexTupleData>());
+                let i = attnum - 1;
+                if *bits.add(i >> 3) & (1 << (i & 7)) == 0 {
+                    return None;
+                }
+            }
+            Some(pg_sys::nocache_index_getattr(self.itup, attnum as i32, self.desc))
+        }
     }
 
     pub fn model(&self) -> Option<&[u8]> {
-        self.bytes(1)
+        // SAFETY: a text datum of the current tuple
+        self.key(2).map(|d| unsafe { varlena_bytes(d) })
     }
 
     /// The embedding's code (memory_fabric_core::sq8); None without an embedding.
     pub fn code(&self) -> Option<&[u8]> {
-        self.bytes(2)
+        // SAFETY: a bytea datum of the current tuple
+        self.key(3).map(|d| unsafe { varlena_bytes(d) })
+    }
+
+    /// Whether the statement's snapshot sees the memory: the visibility map says its heap page
+    /// is all-visible, or its heap tuple is visible (then visited, as an index-only scan does).
+    pub fn visible(&mut self) -> bool {
+        let s = &mut *self.seen;
+        // SAFETY: the scan's current TID is this entry's; the slot and the map's page are the
+        // scan's own, released by it.
+        unsafe {
+            let all_visible = match s.last {
+                Some((b, v)) if b == s.block => v,
+                _ => {
+                    let v = pg_sys::visibilitymap_get_status(s.heap, s.block, &mut s.vm_buffer) as u32
+                        & pg_sys::VISIBILITYMAP_ALL_VISIBLE
+                        != 0;
+                    s.last = Some((s.block, v));
+                    v
+                }
+            };
+            if all_visible {
+                return true;
+            }
+            s.fetched = true;
+            if !pg_sys::index_fetch_heap(s.scan, s.slot) {
+                return false;
+            }
+            pg_sys::ExecClearTuple(s.slot);
+            if (*s.scan).xs_heap_continue {
+                error!("memory_fabric: non-MVCC snapshots are not supported in a scope scan");
+            }
+            true
+        }
+    }
+
+    /// Deforms the entry, for the accessors below.
+    pub fn read_all(&mut self) {
+        if !self.deformed {
+            // SAFETY: values and nulls have the descriptor's width
+            unsafe { pg_sys::index_deform_tuple(self.itup, self.desc, self.values.as_mut_ptr(), self.nulls.as_mut_ptr()) };
+            self.deformed = true;
+        }
+    }
+
+    fn column(&self, c: usize) -> Option<pg_sys::Datum> {
+        assert!(self.deformed, "an entry's columns are read after read_all()");
+        (!self.nulls[c]).then(|| self.values[c])
+    }
+
+    fn bytes(&self, c: usize) -> Option<&[u8]> {
+        // SAFETY: every column read this way is a varlena (text, bytea or numeric), and the
+        // entry outlives the borrow.
+        self.column(c).map(|d| unsafe { varlena_bytes(d) })
+    }
+
+    fn timestamp(&self, c: usize) -> Option<i64> {
+        self.column(c).map(|d| d.value() as i64)
     }
 
     pub fn retracted_at(&self) -> Option<i64> {
@@ -67,7 +152,7 @@ impl Entry<'_> {
     }
 
     pub fn has_consent(&self) -> bool {
-        !self.nulls[KEYS + 4]
+        self.column(KEYS + 4).is_some()
     }
 
     /// The priority's numeric datum, with its bytes (to tell one value from another cheaply).
@@ -95,9 +180,9 @@ extension_sql!(
 );
 
 /// Calls `f` with every entry of promoted_scope_sq8 of one of `scopes` (a tenant, a user and an
-/// intent; None: null) that the statement's snapshot sees: scope after scope. One scan, begun
-/// again for each scope's key.
-fn for_each_entry(scopes: &[[Option<&str>; 3]], mut f: impl FnMut(&Entry<'_>)) {
+/// intent; None: null), scope after scope; `f` asks whether the statement's snapshot sees it
+/// (Entry::visible). One scan, begun again for each scope's key.
+fn for_each_entry(scopes: &[[Option<&str>; 3]], mut f: impl FnMut(&mut Entry<'_>)) {
     let index = INDEX;
     let name = std::ffi::CString::new(index).expect("index names hold no NUL");
     // SAFETY: the relations are opened and locked before use and closed after; the scan, its
@@ -131,17 +216,22 @@ fn for_each_entry(scopes: &[[Option<&str>; 3]], mut f: impl FnMut(&Entry<'_>)) {
         }
         let scan = pg_sys::index_beginscan(heap, rel, snapshot, 1, 0);
         (*scan).xs_want_itup = true;
-        let slot = pg_sys::table_slot_create(heap, std::ptr::null_mut());
-        let mut vm_buffer: pg_sys::Buffer = pg_sys::InvalidBuffer as pg_sys::Buffer;
         let width = (*(*scan).xs_itupdesc).natts as usize;
         let mut values = vec![pg_sys::Datum::from(0); width];
         let mut nulls = vec![true; width];
+        let mut seen = Seen {
+            heap,
+            scan,
+            slot: pg_sys::table_slot_create(heap, std::ptr::null_mut()),
+            vm_buffer: pg_sys::InvalidBuffer as pg_sys::Buffer,
+            last: None,
+            block: 0,
+            fetched: false,
+        };
         // Predicate locks matter only to a serializable transaction (PredicateLockPage would
-        // return at once otherwise), and one a heap page is enough; the visibility map's answer
-        // for the last page read is kept, entries of one page often coming in a row.
+        // return at once otherwise), and one a heap page is enough.
         let serializable = pg_sys::XactIsoLevel == pg_sys::XACT_SERIALIZABLE as i32;
         let mut locked: Option<pg_sys::BlockNumber> = None;
-        let mut last_vm: Option<(pg_sys::BlockNumber, bool)> = None;
         for scope in scopes {
             let key = pgrx::Uuid::from_bytes(memory_fabric_core::sq8::scope_key(scope[0].unwrap_or_default(), scope[1], scope[2]));
             let mut sk: pg_sys::ScanKeyData = std::mem::zeroed();
@@ -163,39 +253,28 @@ fn for_each_entry(scopes: &[[Option<&str>; 3]], mut f: impl FnMut(&Entry<'_>)) {
                     break;
                 }
                 let block = (((*tid).ip_blkid.bi_hi as u32) << 16) | (*tid).ip_blkid.bi_lo as u32;
-                let mut from_heap = false;
-                let all_visible = match last_vm {
-                    Some((b, v)) if b == block => v,
-                    _ => {
-                        let v = pg_sys::visibilitymap_get_status(heap, block, &mut vm_buffer) as u32
-                            & pg_sys::VISIBILITYMAP_ALL_VISIBLE
-                            != 0;
-                        last_vm = Some((block, v));
-                        v
-                    }
-                };
-                if !all_visible {
-                    if !pg_sys::index_fetch_heap(scan, slot) {
-                        continue;
-                    }
-                    pg_sys::ExecClearTuple(slot);
-                    if (*scan).xs_heap_continue {
-                        error!("memory_fabric: non-MVCC snapshots are not supported in a scope scan");
-                    }
-                    from_heap = true;
-                }
-                pg_sys::index_deform_tuple((*scan).xs_itup, (*scan).xs_itupdesc, values.as_mut_ptr(), nulls.as_mut_ptr());
-                f(&Entry { values: &values, nulls: &nulls });
-                if serializable && !from_heap && locked != Some(block) {
+                seen.block = block;
+                seen.fetched = false;
+                f(&mut Entry {
+                    itup: (*scan).xs_itup,
+                    desc: (*scan).xs_itupdesc,
+                    values: &mut values,
+                    nulls: &mut nulls,
+                    deformed: false,
+                    seen: &mut seen,
+                });
+                // every entry read holds a lock on its heap page, as in an index-only scan,
+                // whether or not the caller looked further than its code
+                if serializable && !seen.fetched && locked != Some(block) {
                     pg_sys::submodules::ffi::pg_guard_ffi_boundary(|| PredicateLockPage(heap, block, snapshot));
                     locked = Some(block);
                 }
             }
         }
-        if vm_buffer != pg_sys::InvalidBuffer as pg_sys::Buffer {
-            pg_sys::ReleaseBuffer(vm_buffer);
+        if seen.vm_buffer != pg_sys::InvalidBuffer as pg_sys::Buffer {
+            pg_sys::ReleaseBuffer(seen.vm_buffer);
         }
-        pg_sys::ExecDropSingleTupleTableSlot(slot);
+        pg_sys::ExecDropSingleTupleTableSlot(seen.slot);
         pg_sys::index_endscan(scan);
         pg_sys::index_close(rel, pg_sys::NoLock as pg_sys::LOCKMODE);
         pg_sys::table_close(heap, pg_sys::NoLock as pg_sys::LOCKMODE);
@@ -204,7 +283,7 @@ fn for_each_entry(scopes: &[[Option<&str>; 3]], mut f: impl FnMut(&Entry<'_>)) {
 
 /// The entries of promoted_scope_sq8 for the tenant and every pair of a user and an intent given
 /// (None: null), scope after scope.
-pub fn for_each_in_ranges(tenant: &str, users: &[Option<&str>], intents: &[Option<&str>], f: impl FnMut(&Entry<'_>)) {
+pub fn for_each_in_ranges(tenant: &str, users: &[Option<&str>], intents: &[Option<&str>], f: impl FnMut(&mut Entry<'_>)) {
     let scopes: Vec<[Option<&str>; 3]> = users.iter().flat_map(|u| intents.iter().map(move |i| [Some(tenant), *u, *i])).collect();
     for_each_entry(&scopes, f);
 }

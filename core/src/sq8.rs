@@ -149,6 +149,12 @@ impl<T> Candidates<T> {
         }
     }
 
+    /// The k-th best lower bound offered so far (-inf until k were): a value whose upper bound
+    /// is below it is not among the k best, and offering it changes nothing.
+    pub fn floor(&self) -> f64 {
+        self.floor.get()
+    }
+
     /// Those still kept once every value was offered.
     pub fn into_items(self) -> Vec<T> {
         let f = self.floor.get();

@@ -128,7 +128,30 @@ fn _recall_candidates(
     // user), cross-intent or of the intent (only cross-intent without one)
     let users: Vec<Option<&str>> = if user_id.is_some() { vec![user_id, None] } else { vec![None] };
     let intents: Vec<Option<&str>> = if intent_id.is_some() { vec![None, intent_id] } else { vec![None] };
+    // the most the recency and the priority can add (each at most 1), for a bound from the code
+    // alone
+    let rest_max = if bounded { s[1].max(0.0) + s[2].max(0.0) } else { f64::INFINITY };
     for_each_in_ranges(tenant_id, &users, &intents, |e| {
+        // the similarity as recall's CASE computes it: NULL (scored 0) without a vector or a
+        // query of the memory's model
+        let query = e.code().zip(e.model()).and_then(|(code, model)| {
+            queries.iter().find(|(m, _)| *m == model).and_then(|(_, q)| q.as_ref()).map(|q| (code, q.as_ref()))
+        });
+        let (lo, hi) = query.map_or((0.0, 0.0), |(code, q)| sq8::bounds_or_any(code, q));
+        let similar = bounded && lo.is_finite() && hi.is_finite();
+        if similar {
+            // below the floor whatever its recency and priority: not a candidate, whether or
+            // not it is visible (nor would it raise the floor)
+            let most = s[0].max(0.0) * hi + s[0].min(0.0) * lo + rest_max;
+            // (the margin is at least the one below: |rest| is at most |s1| + |s2|)
+            if most + 1e-9 * (1.0 + s[1].abs() + s[2].abs() + s[0].abs()) < found.floor() {
+                return;
+            }
+        }
+        if !e.visible() {
+            return;
+        }
+        e.read_all();
         let (Some(promoted), Some(class), Some(id)) = (e.promoted_at(), e.classification(), e.id()) else { return };
         if promoted > at_us
             || e.retracted_at().is_some_and(|r| r <= at_us)
@@ -137,13 +160,7 @@ fn _recall_candidates(
         {
             return;
         }
-        // the similarity as recall's CASE computes it: NULL (scored 0) without a vector or a
-        // query of the memory's model
-        let query = e.code().zip(e.model()).and_then(|(code, model)| {
-            queries.iter().find(|(m, _)| *m == model).and_then(|(_, q)| q.as_ref()).map(|q| (code, q.as_ref()))
-        });
-        let (lo, hi) = query.map_or((0.0, 0.0), |(code, q)| sq8::bounds_or_any(code, q));
-        let (lower, upper) = if bounded && lo.is_finite() && hi.is_finite() {
+        let (lower, upper) = if similar {
             let pri = e.priority().map_or(0.0, |(datum, raw)| match priorities.iter().find(|(b, _)| b.as_slice() == raw) {
                 Some((_, p)) => *p,
                 None => {

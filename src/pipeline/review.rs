@@ -238,12 +238,23 @@ fn _nearest_candidates(
     let intents: Vec<Option<&str>> = if intent_id.is_some() { vec![None, intent_id] } else { vec![None] };
     let mut found = sq8::Candidates::new(k.clamp(1, 1000) as usize);
     for_each_in_ranges(tenant_id, &[user_id], &intents, |e| {
-        let Some(id) = e.id() else { return };
-        if e.model() != Some(model.as_bytes()) || e.retracted_at().is_some() || e.expires_at().is_some_and(|x| x <= now) {
+        if e.model() != Some(model.as_bytes()) {
             return;
         }
         // without a vector it sorts last: kept only while fewer than k have bounds
         let (lo, hi) = e.code().map_or((f64::NEG_INFINITY, f64::NEG_INFINITY), |code| sq8::bounds_or_any(code, q.as_ref()));
+        // below the floor: not among the k nearest, whether or not it is visible and live
+        if hi < found.floor() {
+            return;
+        }
+        if !e.visible() {
+            return;
+        }
+        e.read_all();
+        let Some(id) = e.id() else { return };
+        if e.retracted_at().is_some() || e.expires_at().is_some_and(|x| x <= now) {
+            return;
+        }
         let certain = e.expires_at().is_none_or(|x| x > sure);
         found.offer(lo, hi, certain, || String::from_utf8_lossy(id).into_owned());
     });
