@@ -179,10 +179,10 @@ extension_sql!(
     requires = [_scope_key],
 );
 
-/// Calls `f` with every entry of promoted_scope_sq8 of one of `scopes` (a tenant, a user and an
-/// intent; None: null), scope after scope; `f` asks whether the statement's snapshot sees it
-/// (Entry::visible). One scan, begun again for each scope's key.
-fn for_each_entry(scopes: &[[Option<&str>; 3]], mut f: impl FnMut(&mut Entry<'_>)) {
+/// Calls `f` with every entry of promoted_scope_sq8 under one of `keys` (scopes' keys,
+/// memory_fabric_core::sq8::scope_key), key after key; `f` asks whether the statement's snapshot
+/// sees it (Entry::visible). One scan, begun again for each key.
+fn for_each_entry(keys: &[[u8; 16]], mut f: impl FnMut(&mut Entry<'_>)) {
     let index = INDEX;
     let name = std::ffi::CString::new(index).expect("index names hold no NUL");
     // SAFETY: the relations are opened and locked before use and closed after; the scan, its
@@ -232,8 +232,8 @@ fn for_each_entry(scopes: &[[Option<&str>; 3]], mut f: impl FnMut(&mut Entry<'_>
         // return at once otherwise), and one a heap page is enough.
         let serializable = pg_sys::XactIsoLevel == pg_sys::XACT_SERIALIZABLE as i32;
         let mut locked: Option<pg_sys::BlockNumber> = None;
-        for scope in scopes {
-            let key = pgrx::Uuid::from_bytes(memory_fabric_core::sq8::scope_key(scope[0].unwrap_or_default(), scope[1], scope[2]));
+        for key in keys {
+            let key = pgrx::Uuid::from_bytes(*key);
             let mut sk: pg_sys::ScanKeyData = std::mem::zeroed();
             pg_sys::ScanKeyEntryInitialize(
                 &mut sk,
@@ -284,8 +284,9 @@ fn for_each_entry(scopes: &[[Option<&str>; 3]], mut f: impl FnMut(&mut Entry<'_>
 /// The entries of promoted_scope_sq8 for the tenant and every pair of a user and an intent given
 /// (None: null), scope after scope.
 pub fn for_each_in_ranges(tenant: &str, users: &[Option<&str>], intents: &[Option<&str>], f: impl FnMut(&mut Entry<'_>)) {
-    let scopes: Vec<[Option<&str>; 3]> = users.iter().flat_map(|u| intents.iter().map(move |i| [Some(tenant), *u, *i])).collect();
-    for_each_entry(&scopes, f);
+    let keys: Vec<[u8; 16]> =
+        users.iter().flat_map(|u| intents.iter().map(move |i| memory_fabric_core::sq8::scope_key(tenant, *u, *i))).collect();
+    for_each_entry(&keys, f);
 }
 
 /// The bytes of a varlena datum (text, bytea, numeric), decompressed if it was compressed.

@@ -139,14 +139,13 @@ fn _recall_candidates(
         });
         let (lo, hi) = query.map_or((0.0, 0.0), |(code, q)| sq8::bounds_or_any(code, q));
         let similar = bounded && lo.is_finite() && hi.is_finite();
-        if similar {
-            // below the floor whatever its recency and priority: not a candidate, whether or
-            // not it is visible (nor would it raise the floor)
-            let most = s[0].max(0.0) * hi + s[0].min(0.0) * lo + rest_max;
-            // (the margin is at least the one below: |rest| is at most |s1| + |s2|)
-            if most + 1e-9 * (1.0 + s[1].abs() + s[2].abs() + s[0].abs()) < found.floor() {
-                return;
-            }
+        // the similarity's part of the score, least and most
+        let (a, b) = if s[0] >= 0.0 { (s[0] * lo, s[0] * hi) } else { (s[0] * hi, s[0] * lo) };
+        // below the floor whatever its recency and priority: not a candidate, whether or not it
+        // is visible (nor would it raise the floor); the margin is at least the one below, |rest|
+        // being at most |s1| + |s2|
+        if similar && b + rest_max + 1e-9 * (1.0 + s[1].abs() + s[2].abs() + s[0].abs()) < found.floor() {
+            return;
         }
         if !e.visible() {
             return;
@@ -172,7 +171,6 @@ fn _recall_candidates(
             });
             let age = ((at_us - promoted) as f64 / 1e6).max(0.0);
             let rest = s[1] * 0.5f64.powf(age / 86400.0 / s[3]) + s[2] * pri;
-            let (a, b) = if s[0] >= 0.0 { (s[0] * lo, s[0] * hi) } else { (s[0] * hi, s[0] * lo) };
             let margin = 1e-9 * (1.0 + rest.abs() + s[0].abs());
             (rest + a - margin, rest + b + margin)
         } else {

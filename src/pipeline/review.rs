@@ -45,10 +45,22 @@ fn scope(user_is_null: bool) -> String {
 /// The scope filter with the intent condition given: one part of the scope.
 fn scope_of(user_is_null: bool, intent: &str) -> String {
     let user = same_user("m", user_is_null);
-    format!(
-        "m.tenant_id = $1 AND {user} AND {intent} \
-         AND m.retracted_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > pg_catalog.clock_timestamp())"
-    )
+    format!("m.tenant_id = $1 AND {user} AND {intent} AND {LIVE}")
+}
+
+/// Live now: neither retracted nor expired (a macro, so that IN_SCOPE can be built from it).
+macro_rules! live {
+    () => {
+        "m.retracted_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > pg_catalog.clock_timestamp())"
+    };
+}
+const LIVE: &str = live!();
+
+/// Whether memory `m` matches the candidate exactly: the same content, the same fact key, or the
+/// memory it supersedes ($p content hash, then entity, predicate, supersedes). Review's exact
+/// search and promote's re-reading (search_among) select by the same test.
+fn exact_match(p: usize) -> String {
+    format!("(m.content_hash = ${p} OR (m.entity = ${} AND m.predicate = ${}) OR m.id = ${})", p + 1, p + 2, p + 3)
 }
 
 fn read_neighbor(r: &pgrx::spi::SpiHeapTupleData<'_>, sim_col: Option<usize>) -> Neighbor {
@@ -85,10 +97,11 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
     let q: &Vec<f32> = c.embedding.as_ref().unwrap_or(&empty);
 
     // Exact matches: same content hash, or same structured fact key.
+    let exact = exact_match(6);
     let exact_sql = format!(
         "SELECT {COLUMNS}, {sim} FROM memory_fabric.promoted_memory m \
          JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
-         WHERE {sc} AND (m.content_hash = $6 OR (m.entity = $7 AND m.predicate = $8) OR m.id = $9) ORDER BY m.id LIMIT {EXACT_MATCHES}"
+         WHERE {sc} AND {exact} ORDER BY m.id LIMIT {EXACT_MATCHES}"
     );
     let p = plan(client, &exact_sql, &[TEXT, TEXT, TEXT, TEXT, FLOAT4_ARRAY, TEXT, TEXT, TEXT, TEXT], false);
     let mut args = base_args();
@@ -544,11 +557,9 @@ pub fn verdict_again(client: &SpiClient<'_>, c: &Candidate, r: &rows::Review) ->
     verdict_for(client, c, None).0
 }
 
-/// Live now: neither retracted nor expired.
-const LIVE: &str = "m.retracted_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > pg_catalog.clock_timestamp())";
 /// Of the candidate's scope as review searches it ($9 its user, $10 its intent), and live.
-const IN_SCOPE: &str = "m.user_id IS NOT DISTINCT FROM $9 AND (m.intent_scope IS NULL OR m.intent_scope = $10) \
-     AND m.retracted_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > pg_catalog.clock_timestamp())";
+const IN_SCOPE: &str =
+    concat!("m.user_id IS NOT DISTINCT FROM $9 AND (m.intent_scope IS NULL OR m.intent_scope = $10) AND ", live!());
 
 /// The memories `ids` of the candidate's tenant that meet `condition`, with their similarity to
 /// the candidate as the search computes it and what the search selects them by (Found); with
@@ -559,9 +570,9 @@ fn memories_by_id(client: &SpiClient<'_>, c: &Candidate, ids: &[String], conditi
         return Some(Vec::new());
     }
     let distance = distance_to_candidate(client, "m");
+    let exact = exact_match(5);
     let sql = format!(
-        "SELECT {COLUMNS}, 1 - x.d, x.d, m.embedding_model = $3, \
-                (m.content_hash = $5 OR (m.entity = $6 AND m.predicate = $7) OR m.id = $8) IS TRUE \
+        "SELECT {COLUMNS}, 1 - x.d, x.d, m.embedding_model = $3, {exact} IS TRUE \
          FROM memory_fabric.promoted_memory m JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
          CROSS JOIN LATERAL (SELECT {distance} AS d) x \
          WHERE m.id = ANY ((SELECT $2)::text[]) AND m.tenant_id = $1 AND {condition}"
