@@ -37,6 +37,10 @@ pub static EXACT_SEARCH_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(20_000);
 /// fails closed.
 pub static TENANT_ID: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
+/// Injection points this session waits at (src/inject.rs), comma-separated: for the isolation
+/// specs only. Superuser-only.
+pub static INJECTION_POINTS: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+
 /// Record what every recall returned in memory_fabric.recall_log (never on a hot standby).
 pub static LOG_RECALLS: GucSetting<bool> = GucSetting::<bool>::new(false);
 
@@ -88,6 +92,14 @@ pub fn init() {
         &TENANT_ID,
         GucContext::Userset,
         GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"memory_fabric.injection_points",
+        c"Injection points this session waits at, for the isolation tests.",
+        c"Comma-separated names (src/inject.rs); each waits for a share lock on an advisory key. Never set outside tests.",
+        &INJECTION_POINTS,
+        GucContext::Suset,
+        GucFlags::NO_SHOW_ALL,
     );
     GucRegistry::define_bool_guc(
         c"memory_fabric.log_recalls",

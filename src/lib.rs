@@ -16,6 +16,7 @@ mod role;
 mod args;
 mod spi;
 mod xact;
+mod inject;
 mod scope_scan;
 
 mod consents;

@@ -38,14 +38,12 @@ pub struct Entry<'a> {
 }
 
 /// What the scan needs to tell whether the snapshot sees an entry: the heap, the scan (whose
-/// current heap TID the entry points to), a slot, the visibility map's pinned page and its
-/// answer for the last heap page asked.
+/// current heap TID the entry points to), a slot and the visibility map's pinned page.
 struct Seen {
     heap: pg_sys::Relation,
     scan: pg_sys::IndexScanDesc,
     slot: *mut pg_sys::TupleTableSlot,
     vm_buffer: pg_sys::Buffer,
-    last: Option<(pg_sys::BlockNumber, bool)>,
     block: pg_sys::BlockNumber,
     /// The current entry's heap tuple was visited (it then holds the predicate lock).
     fetched: bool,
@@ -81,21 +79,17 @@ impl Entry<'_> {
 
     /// Whether the statement's snapshot sees the memory: the visibility map says its heap page
     /// is all-visible, or its heap tuple is visible (then visited, as an index-only scan does).
+    /// The map is asked again for every entry, as an index-only scan asks: an answer kept from an
+    /// earlier entry of the same page would count a row that another session inserted onto that
+    /// page since, not committed yet (tests/isolation/specs/scope_scan_visibility.spec).
     pub fn visible(&mut self) -> bool {
         let s = &mut *self.seen;
         // SAFETY: the scan's current TID is this entry's; the slot and the map's page are the
         // scan's own, released by it.
         unsafe {
-            let all_visible = match s.last {
-                Some((b, v)) if b == s.block => v,
-                _ => {
-                    let v = pg_sys::visibilitymap_get_status(s.heap, s.block, &mut s.vm_buffer) as u32
-                        & pg_sys::VISIBILITYMAP_ALL_VISIBLE
-                        != 0;
-                    s.last = Some((s.block, v));
-                    v
-                }
-            };
+            let all_visible = pg_sys::visibilitymap_get_status(s.heap, s.block, &mut s.vm_buffer) as u32
+                & pg_sys::VISIBILITYMAP_ALL_VISIBLE
+                != 0;
             if all_visible {
                 return true;
             }
@@ -179,12 +173,133 @@ extension_sql!(
     requires = [_scope_key],
 );
 
+/// Whether `node` reads heap attribute `attnum`: a Var of it, maybe behind a relabelling or a
+/// cast function (embedding::real[]: pgvector's vector_to_float4(vector, typmod, explicit)).
+///
+/// # Safety
+/// `node` must be a valid expression tree (or null).
+unsafe fn reads(node: *mut pg_sys::Node, attnum: pg_sys::AttrNumber) -> bool {
+    use pgrx::is_a;
+    let mut n = node;
+    loop {
+        if n.is_null() {
+            return false;
+        }
+        if is_a(n, pg_sys::NodeTag::T_RelabelType) {
+            n = (*(n as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Node;
+        } else if is_a(n, pg_sys::NodeTag::T_FuncExpr)
+            && (*(n as *mut pg_sys::FuncExpr)).funcformat != pg_sys::CoercionForm::COERCE_EXPLICIT_CALL
+        {
+            // a cast's value is its first argument; the others, if any, are constants
+            let args = pgrx::PgList::<pg_sys::Node>::from_pg((*(n as *mut pg_sys::FuncExpr)).args);
+            if args.is_empty() || !args.iter_ptr().skip(1).all(|a| pgrx::is_a(a, pg_sys::NodeTag::T_Const)) {
+                return false;
+            }
+            n = args.head().unwrap_or(std::ptr::null_mut());
+        } else {
+            return is_a(n, pg_sys::NodeTag::T_Var) && (*(n as *mut pg_sys::Var)).varattno == attnum;
+        }
+    }
+}
+
+/// Whether `node` is a call of memory_fabric.`name` on heap attributes `args`, in that order.
+///
+/// # Safety
+/// `node` must be a valid expression tree (or null).
+unsafe fn calls(node: *mut pg_sys::Node, ns: pg_sys::Oid, name: &[u8], args: &[pg_sys::AttrNumber]) -> bool {
+    if node.is_null() || !pgrx::is_a(node, pg_sys::NodeTag::T_FuncExpr) {
+        return false;
+    }
+    let f = node as *mut pg_sys::FuncExpr;
+    let fname = pg_sys::get_func_name((*f).funcid);
+    if fname.is_null() || pg_sys::get_func_namespace((*f).funcid) != ns || std::ffi::CStr::from_ptr(fname).to_bytes() != name {
+        return false;
+    }
+    let list = pgrx::PgList::<pg_sys::Node>::from_pg((*f).args);
+    list.len() == args.len() && list.iter_ptr().zip(args).all(|(a, n)| reads(a, *n))
+}
+
+/// Whether `rel` is promoted_scope_sq8 as sql/finalize.sql defines it, on `heap`, and ready to
+/// be read: valid, ready and live (a build with CREATE INDEX CONCURRENTLY, or one that failed or
+/// was cancelled, leaves it otherwise), with its key expressions, its predicate and its columns
+/// in their places.
+///
+/// # Safety
+/// `rel` and `heap` must be open relations, `rel` an index.
+unsafe fn usable(rel: pg_sys::Relation, heap: pg_sys::Relation, ns: pg_sys::Oid) -> bool {
+    let index = &*(*rel).rd_index;
+    if !index.indisvalid || !index.indisready || !index.indislive || index.indrelid != (*heap).rd_id {
+        return false;
+    }
+    let desc = (*rel).rd_att;
+    let attname = |i: usize| {
+        let a = &*(*desc).attrs.as_ptr().add(i);
+        std::ffi::CStr::from_ptr(a.attname.data.as_ptr()).to_bytes()
+    };
+    let shaped = index.indnkeyatts as usize == KEYS
+        && index.indnatts as usize == KEYS + INCLUDED.len()
+        && (*desc).natts as usize == KEYS + INCLUDED.len()
+        && attname(1) == b"embedding_model"
+        && INCLUDED.iter().enumerate().all(|(i, n)| attname(KEYS + i) == n.as_bytes());
+    if !shaped {
+        return false;
+    }
+    let table = (*heap).rd_id;
+    let att = |n: &std::ffi::CStr| pg_sys::get_attnum(table, n.as_ptr());
+    let keys = index.indkey.values.as_slice(KEYS);
+    if keys[0] != 0 || keys[1] != att(c"embedding_model") || keys[2] != 0 {
+        return false;
+    }
+    // as written in pg_index: the key expressions a list, the predicate one expression
+    // (RelationGetIndexPredicate() would return it with _scope_fits, a SQL function, inlined)
+    let stored = |attnum: u32| -> *mut pg_sys::Node {
+        let mut isnull = false;
+        let d = pg_sys::SysCacheGetAttr(
+            pg_sys::SysCacheIdentifier::INDEXRELID as i32,
+            (*rel).rd_indextuple,
+            attnum as pg_sys::AttrNumber,
+            &mut isnull,
+        );
+        if isnull {
+            return std::ptr::null_mut();
+        }
+        pg_sys::stringToNode(pg_sys::text_to_cstring(d.cast_mut_ptr())) as *mut pg_sys::Node
+    };
+    let exprs = stored(pg_sys::Anum_pg_index_indexprs);
+    if exprs.is_null() || !pgrx::is_a(exprs, pg_sys::NodeTag::T_List) {
+        return false;
+    }
+    let exprs = pgrx::PgList::<pg_sys::Node>::from_pg(exprs as *mut pg_sys::List);
+    let pred = stored(pg_sys::Anum_pg_index_indpred);
+    let (tenant, user, intent, model) = (att(c"tenant_id"), att(c"user_id"), att(c"intent_scope"), att(c"embedding_model"));
+    let embedding = att(c"embedding");
+    exprs.len() == 2
+        && calls(exprs.get_ptr(0).unwrap_or(std::ptr::null_mut()), ns, b"_scope_key", &[tenant, user, intent])
+        && calls(exprs.get_ptr(1).unwrap_or(std::ptr::null_mut()), ns, b"_embedding_sq8", &[embedding])
+        && calls(
+            pred,
+            ns,
+            b"_scope_fits",
+            &[
+                tenant,
+                user,
+                intent,
+                model,
+                att(c"id"),
+                att(c"classification"),
+                att(c"consent_id"),
+                embedding,
+            ],
+        )
+}
+
 /// Calls `f` with every entry of promoted_scope_sq8 under one of `keys` (scopes' keys,
 /// memory_fabric_core::sq8::scope_key), key after key; `f` asks whether the statement's snapshot
-/// sees it (Entry::visible). One scan, begun again for each key.
-fn for_each_entry(keys: &[[u8; 16]], mut f: impl FnMut(&mut Entry<'_>)) {
-    let index = INDEX;
-    let name = std::ffi::CString::new(index).expect("index names hold no NUL");
+/// sees it (Entry::visible). One scan, begun again for each key. Returns false, having called `f`
+/// for nothing, when the index cannot be read (missing, not ready or not valid, or not defined as
+/// sql/finalize.sql defines it): the caller then reads the scopes through the executor.
+fn for_each_entry(keys: &[[u8; 16]], mut f: impl FnMut(&mut Entry<'_>)) -> bool {
+    let name = std::ffi::CString::new(INDEX).expect("index names hold no NUL");
     // SAFETY: the relations are opened and locked before use and closed after; the scan, its
     // slot and the visibility-map pin are released at the end (and by the resource owner on an
     // error); the datums handed to `f` are read before the next entry is fetched.
@@ -192,27 +307,21 @@ fn for_each_entry(keys: &[[u8; 16]], mut f: impl FnMut(&mut Entry<'_>)) {
         let ns = pg_sys::get_namespace_oid(c"memory_fabric".as_ptr(), false);
         let index_oid = pg_sys::get_relname_relid(name.as_ptr(), ns);
         let table_oid = pg_sys::get_relname_relid(c"promoted_memory".as_ptr(), ns);
-        if index_oid == pg_sys::InvalidOid || pg_sys::IndexGetRelation(index_oid, true) != table_oid {
-            error!("memory_fabric: index \"memory_fabric.{index}\" of promoted_memory is missing");
+        if index_oid == pg_sys::InvalidOid || table_oid == pg_sys::InvalidOid || pg_sys::IndexGetRelation(index_oid, true) != table_oid {
+            return false;
         }
         let heap = pg_sys::table_open(table_oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let rel = pg_sys::index_open(index_oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        let desc = (*rel).rd_att;
-        let attname = |i: usize| {
-            let a = &*(*desc).attrs.as_ptr().add(i);
-            std::ffi::CStr::from_ptr(a.attname.data.as_ptr()).to_bytes()
-        };
-        let shaped = (*(*rel).rd_index).indnkeyatts as usize == KEYS
-            && (*(*rel).rd_index).indnatts as usize == KEYS + INCLUDED.len()
-            && (*desc).natts as usize == KEYS + INCLUDED.len()
-            && attname(1) == b"embedding_model"
-            && INCLUDED.iter().enumerate().all(|(i, n)| attname(KEYS + i) == n.as_bytes());
-        if !shaped {
-            error!("memory_fabric: index \"memory_fabric.{index}\" does not have the columns it should");
+        // the index's state as of now, under the lock that keeps it from being dropped
+        if !usable(rel, heap, ns) {
+            pgrx::debug1!("memory_fabric: index \"memory_fabric.{INDEX}\" cannot be read now; the scopes are read through the executor");
+            pg_sys::index_close(rel, pg_sys::NoLock as pg_sys::LOCKMODE);
+            pg_sys::table_close(heap, pg_sys::NoLock as pg_sys::LOCKMODE);
+            return false;
         }
         let snapshot = pg_sys::GetActiveSnapshot();
         if snapshot.is_null() {
-            error!("memory_fabric: no active snapshot to scan \"memory_fabric.{index}\"");
+            error!("memory_fabric: no active snapshot to scan \"memory_fabric.{INDEX}\"");
         }
         let scan = pg_sys::index_beginscan(heap, rel, snapshot, 1, 0);
         (*scan).xs_want_itup = true;
@@ -224,7 +333,6 @@ fn for_each_entry(keys: &[[u8; 16]], mut f: impl FnMut(&mut Entry<'_>)) {
             scan,
             slot: pg_sys::table_slot_create(heap, std::ptr::null_mut()),
             vm_buffer: pg_sys::InvalidBuffer as pg_sys::Buffer,
-            last: None,
             block: 0,
             fetched: false,
         };
@@ -232,7 +340,10 @@ fn for_each_entry(keys: &[[u8; 16]], mut f: impl FnMut(&mut Entry<'_>)) {
         // return at once otherwise), and one a heap page is enough.
         let serializable = pg_sys::XactIsoLevel == pg_sys::XACT_SERIALIZABLE as i32;
         let mut locked: Option<pg_sys::BlockNumber> = None;
-        for key in keys {
+        for (n, key) in keys.iter().enumerate() {
+            if n > 0 {
+                crate::inject::point("scope-scan-next-scope");
+            }
             let key = pgrx::Uuid::from_bytes(*key);
             let mut sk: pg_sys::ScanKeyData = std::mem::zeroed();
             pg_sys::ScanKeyEntryInitialize(
@@ -279,14 +390,49 @@ fn for_each_entry(keys: &[[u8; 16]], mut f: impl FnMut(&mut Entry<'_>)) {
         pg_sys::index_close(rel, pg_sys::NoLock as pg_sys::LOCKMODE);
         pg_sys::table_close(heap, pg_sys::NoLock as pg_sys::LOCKMODE);
     }
+    true
 }
 
 /// The entries of promoted_scope_sq8 for the tenant and every pair of a user and an intent given
-/// (None: null), scope after scope.
-pub fn for_each_in_ranges(tenant: &str, users: &[Option<&str>], intents: &[Option<&str>], f: impl FnMut(&mut Entry<'_>)) {
+/// (None: null), scope after scope; false when the index cannot be read now (for_each_entry).
+#[must_use]
+pub fn for_each_in_ranges(tenant: &str, users: &[Option<&str>], intents: &[Option<&str>], f: impl FnMut(&mut Entry<'_>)) -> bool {
     let keys: Vec<[u8; 16]> =
         users.iter().flat_map(|u| intents.iter().map(move |i| memory_fabric_core::sq8::scope_key(tenant, *u, *i))).collect();
-    for_each_entry(&keys, f);
+    for_each_entry(&keys, f)
+}
+
+/// What for_each_in_ranges() would have offered, read through the executor instead, for when it
+/// cannot read the index: the ids of the promoted memories of those scopes whose values fit it
+/// (_scope_fits; the others are read apart by every caller), of `model` when one is given, with
+/// the statement's snapshot. Every one is a candidate: the caller's exact comparison decides.
+pub fn ids_in_ranges(tenant: &str, users: &[Option<&str>], intents: &[Option<&str>], model: Option<&str>) -> Vec<String> {
+    const SQL: &str = "SELECT m.id FROM memory_fabric.promoted_memory m \
+         WHERE m.tenant_id = $1 AND coalesce(m.user_id = $2, m.user_id IS NULL AND $2 IS NULL) \
+           AND coalesce(m.intent_scope = $3, m.intent_scope IS NULL AND $3 IS NULL) \
+           AND ($4::text IS NULL OR m.embedding_model = $4) \
+           AND memory_fabric._scope_fits(m.tenant_id, m.user_id, m.intent_scope, m.embedding_model, m.id, \
+                                         m.classification, m.consent_id, m.embedding) \
+         ORDER BY m.id";
+    use crate::spi::{plan, TEXT};
+    pgrx::spi::Spi::connect(|client| {
+        let p = plan(client, SQL, &[TEXT, TEXT, TEXT, TEXT], false);
+        let mut out = Vec::new();
+        for u in users {
+            for i in intents {
+                let rows = client
+                    .select(&*p, None, &[tenant.into(), (*u).into(), (*i).into(), model.into()])
+                    .unwrap_or_else(|e| error!("memory_fabric: cannot read the scope: {e}"));
+                for r in rows {
+                    pgrx::check_for_interrupts!();
+                    if let Some(id) = crate::spi::col::<String>(&r, 1) {
+                        out.push(id);
+                    }
+                }
+            }
+        }
+        out
+    })
 }
 
 /// The bytes of a varlena datum (text, bytea, numeric), decompressed if it was compressed.

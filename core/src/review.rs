@@ -459,6 +459,11 @@ pub struct Found<T> {
 /// the scope found together with every memory inserted into the scope since (and nothing left
 /// it), this is what the search would find now: a memory it finds now was found then or is new.
 pub fn search_among<T>(found: Vec<Found<T>>, exact_limit: usize, k: usize) -> Vec<T> {
+    // a memory given twice (found by the search and inserted since, when it committed between
+    // the review's reading of the scope's version and its search) is one memory
+    let mut found = found;
+    let mut ids: std::collections::HashSet<String> = std::collections::HashSet::new();
+    found.retain(|f| ids.insert(f.id.clone()));
     let mut exact: Vec<&Found<T>> = found.iter().filter(|f| f.exact).collect();
     exact.sort_by(|a, b| a.id.cmp(&b.id));
     exact.truncate(exact_limit);
@@ -521,6 +526,28 @@ mod tests {
         let got = search_among(vec![found("a", None, true, false), found("b", Some(f64::NAN), true, false), found("c", Some(1.0), true, false)], 50, 5);
         assert_eq!(got, vec!["c", "b", "a"]);
         assert!(search_among::<String>(Vec::new(), 50, 5).is_empty());
+    }
+
+    #[test]
+    fn search_among_counts_a_memory_given_twice_once() {
+        // m committed between the review's reading of the version and its search: it is among
+        // those compared and among those inserted since; n, the fifth nearest, stays in
+        let got = search_among(
+            vec![
+                found("o1", Some(0.01), true, false),
+                found("o2", Some(0.02), true, false),
+                found("o3", Some(0.03), true, false),
+                found("m", Some(0.04), true, false),
+                found("m", Some(0.04), true, false),
+                found("n", Some(0.10), true, false),
+            ],
+            50,
+            5,
+        );
+        assert_eq!(got, vec!["o1", "o2", "o3", "m", "n"]);
+        // so too an exact match given twice
+        let got = search_among(vec![found("e", Some(0.5), true, true), found("e", Some(0.5), true, true), found("f", Some(0.6), true, true)], 2, 0);
+        assert_eq!(got, vec!["e", "f"]);
     }
 
     use super::*;

@@ -131,7 +131,7 @@ fn _recall_candidates(
     // the most the recency and the priority can add (each at most 1), for a bound from the code
     // alone
     let rest_max = if bounded { s[1].max(0.0) + s[2].max(0.0) } else { f64::INFINITY };
-    for_each_in_ranges(tenant_id, &users, &intents, |e| {
+    let scanned = for_each_in_ranges(tenant_id, &users, &intents, |e| {
         // the similarity as recall's CASE computes it: NULL (scored 0) without a vector or a
         // query of the memory's model
         let query = e.code().zip(e.model()).and_then(|(code, model)| {
@@ -182,6 +182,10 @@ fn _recall_candidates(
         // a memory under a consent (which this does not read) is only a candidate
         found.offer(lower, upper, !e.has_consent(), || String::from_utf8_lossy(id).into_owned());
     });
+    if !scanned {
+        // the index cannot be read now (being built, say): every memory of the scopes is one
+        return crate::scope_scan::ids_in_ranges(tenant_id, &users, &intents, None);
+    }
     found.into_items()
 }
 

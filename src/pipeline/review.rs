@@ -169,11 +169,13 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
                 // of the rows that fit, only those _nearest_candidates() finds could be among the
                 // K nearest; read by id (OFFSET 0 keeps the scope's conditions out of the lookup,
                 // so it is one primary-key lookup each, never a scan of the scope joined to
-                // them), in this statement (so with its snapshot)
+                // them), in this statement (so with its snapshot). Called through a subquery, so
+                // that the planner of a custom plan does not run it to estimate how many ids it
+                // returns (it did: the scan ran twice, once before the statement's snapshot).
                 let sc = scope(c.user_id.is_none());
                 let candidates = format!(
                     "SELECT m.id, {distance} AS d \
-                     FROM pg_catalog.unnest(memory_fabric._nearest_candidates($1, $2, $3, $4, $5, $6::integer)) AS k(id) \
+                     FROM pg_catalog.unnest((SELECT memory_fabric._nearest_candidates($1, $2, $3, $4, $5, $6::integer))) AS k(id) \
                      CROSS JOIN LATERAL (SELECT m.* FROM memory_fabric.promoted_memory m WHERE m.id = k.id OFFSET 0) m \
                      WHERE {sc} AND m.embedding_model = $4"
                 );
@@ -250,7 +252,7 @@ fn _nearest_candidates(
     let sure = now.saturating_add(60_000_000);
     let intents: Vec<Option<&str>> = if intent_id.is_some() { vec![None, intent_id] } else { vec![None] };
     let mut found = sq8::Candidates::new(k.clamp(1, 1000) as usize);
-    for_each_in_ranges(tenant_id, &[user_id], &intents, |e| {
+    let scanned = for_each_in_ranges(tenant_id, &[user_id], &intents, |e| {
         if e.model() != Some(model.as_bytes()) {
             return;
         }
@@ -271,6 +273,10 @@ fn _nearest_candidates(
         let certain = e.expires_at().is_none_or(|x| x > sure);
         found.offer(lo, hi, certain, || String::from_utf8_lossy(id).into_owned());
     });
+    if !scanned {
+        // the index cannot be read now (being built, say): every memory of the model is one
+        return crate::scope_scan::ids_in_ranges(tenant_id, &[user_id], &intents, Some(model));
+    }
     found.into_items()
 }
 
@@ -466,6 +472,7 @@ pub fn verdict_for(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&s
     // First the version, then the search: a change committed in between is seen by the search
     // and still makes the recorded version old, so promote() searches again.
     let scope_version = scope_version(client, c);
+    crate::inject::point("review-after-scope-version");
     let retracted = retracted_neighbors(client, c);
     let ns = neighbors(client, c);
     let basis = Basis {
@@ -538,7 +545,9 @@ pub fn verdict_again(client: &SpiClient<'_>, c: &Candidate, r: &rows::Review) ->
                 } else {
                     // the memories inserted since that are of the review's scope and live now;
                     // none of those it compared has left it (they are all live, and nothing
-                    // else changed)
+                    // else changed). One that committed between the review's reading of the
+                    // version and its search was compared already: it is counted once.
+                    let inserted: Vec<String> = inserted.into_iter().filter(|id| !nids.contains(id)).collect();
                     let new = memories_by_id(client, c, &inserted, IN_SCOPE, false).unwrap_or_default();
                     // (the count of those of its scope only: the others may be of a scope
                     // whose key shares the hash, another tenant's)
