@@ -401,17 +401,17 @@ CREATE TABLE memory_fabric.locks (key bigint PRIMARY KEY);
 COMMENT ON TABLE memory_fabric.locks IS 'Keys the pipeline serialises on, as row locks; no role reads or locks them';
 REVOKE ALL ON memory_fabric.locks FROM PUBLIC;
 
--- A version of each scope's promoted memories (a tenant and a user, keyed by the hash of the
--- key promote() locks the scope with, src/xact.rs scope_key()), replaced by a new random one by
+-- A version of each scope's promoted memories (a tenant and a user, keyed by 128 bits of the
+-- SHA-256 of both, length-prefixed: memory_fabric._scope_version_key(), memory_fabric_core::keys;
+-- no two scopes share a row), replaced by a new random one by
 -- every statement that inserts or updates promoted memories of the scope: a promotion, a
 -- retraction, an erasure, an expiry purge, a re-embedding, a restore. Review records the version
 -- it read before searching; promote() compares it with the current one. Versions are random
 -- (gen_random_uuid(), which no session can seed), so a scope's version never comes back to one
 -- a review recorded, not after a restore either (this table is not dumped: a restored scope
--- has no version until it changes, and reviews of it are decided again in full). Two scopes
--- whose keys share a hash share a version, which only makes promote() search more often.
+-- has no version until it changes, and reviews of it are decided again in full).
 CREATE TABLE memory_fabric.scope_versions (
-    key     bigint PRIMARY KEY,
+    key     uuid   PRIMARY KEY,
     version uuid   NOT NULL,
     -- The scope's last changes, oldest first (at most 16): each the version it followed
     -- ("from", null for the scope's first) and the promoted memories it inserted ("ids"), or
@@ -433,7 +433,7 @@ BEGIN
     SELECT s.key, pg_catalog.gen_random_uuid(),
            pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('from', NULL, 'ids',
                CASE WHEN TG_OP = 'INSERT' AND s.n <= 16 THEN pg_catalog.to_jsonb(s.ids) END))
-    FROM (SELECT pg_catalog.hashtextextended('scope:' || n.tenant_id || ':' || coalesce(n.user_id, ''), 0) AS key,
+    FROM (SELECT memory_fabric._scope_version_key(n.tenant_id, n.user_id) AS key,
                  pg_catalog.array_agg(n.id ORDER BY n.id) AS ids, count(*) AS n
           FROM changed n GROUP BY 1) s
     ORDER BY s.key

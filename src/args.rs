@@ -28,3 +28,12 @@ pub fn require_note<'a>(field: &str, v: Option<&'a str>) -> Option<&'a str> {
 pub fn require_text(name: &str, v: Option<&str>) -> String {
     require_reason(name, v)
 }
+
+/// Checks a required identifier that is not a display name (a subject, a model): not blank, at
+/// most 8192 bytes, and no invisible or bidirectional control characters (22023 / 54000, see
+/// memory_fabric_core::args::visible).
+pub fn require_identifier(name: &str, v: Option<&str>) -> String {
+    let v = require_text(name, v);
+    memory_fabric_core::args::visible(name, &v).unwrap_or_else(|e| raise(e));
+    v
+}

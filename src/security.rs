@@ -281,7 +281,7 @@ pub fn with_grant_target(role: Option<&str>, tenant_id: Option<&str>, f: impl Fn
     let role = require_text("role", role);
     let tenant = crate::args::require_tenant_id(tenant_id);
     Spi::connect_mut(|client| {
-        crate::xact::lock(client, &format!("grant:{role}:{tenant}"));
+        crate::xact::lock(client, "grant", &[Some(role.as_str()), Some(tenant.as_str())]);
         let role = role_name(client, &role);
         require_grantor(client, &tenant);
         f(client, role, tenant)

@@ -21,6 +21,7 @@ pub const BOOL: PgOid = PgOid::BuiltIn(BuiltinOid::BOOLOID);
 pub const INT8: PgOid = PgOid::BuiltIn(BuiltinOid::INT8OID);
 pub const OID: PgOid = PgOid::BuiltIn(BuiltinOid::OIDOID);
 pub const TIMESTAMPTZ: PgOid = PgOid::BuiltIn(BuiltinOid::TIMESTAMPTZOID);
+pub const UUID: PgOid = PgOid::BuiltIn(BuiltinOid::UUIDOID);
 
 /// The kept plan for `sql`, prepared on first use in this backend. Every write goes through a
 /// mutating plan, so that is where a standby or a read-only transaction is refused (25006),

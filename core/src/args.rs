@@ -5,6 +5,29 @@
 
 use crate::{Error, Result};
 
+/// Whether `c` is invisible: a format character (Unicode category Cf: the zero-width space, joiner
+/// and non-joiner, the word joiner, the byte order mark, the bidirectional marks, embeddings,
+/// overrides and isolates, soft hyphen, tags) or another default-ignorable code point (variation
+/// selectors, the combining grapheme joiner, the Hangul fillers). Two identifiers that print
+/// alike would otherwise be different subjects.
+pub fn is_invisible(c: char) -> bool {
+    use unicode_categories::UnicodeCategories;
+    c.is_other_format()
+        || matches!(c,
+            '\u{034F}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}' | '\u{180B}'..='\u{180F}'
+            | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FFA0}' | '\u{E0000}'..='\u{E0FFF}')
+}
+
+/// Refuses (22023) an identifier holding an invisible character (is_invisible), naming the first.
+pub fn visible(field: &str, v: &str) -> Result<()> {
+    match v.chars().enumerate().find(|(_, c)| is_invisible(*c)) {
+        None => Ok(()),
+        Some((i, c)) => Err(Error::invalid(format!("{field} must not contain invisible or bidirectional control characters"))
+            .detail(format!("Character {} is U+{:04X}.", i + 1, c as u32))
+            .hint("Identifiers that print alike must be the same identifier: remove the character.")),
+    }
+}
+
 /// Longest tenant id, in bytes.
 pub const TENANT_ID_MAX: usize = 256;
 
@@ -25,6 +48,7 @@ pub fn tenant_id(v: Option<&str>) -> Result<&str> {
     if v.chars().any(char::is_control) {
         return Err(Error::invalid("tenant_id must not contain control characters"));
     }
+    visible("tenant_id", v)?;
     if v.starts_with(char::is_whitespace) || v.ends_with(char::is_whitespace) {
         return Err(Error::invalid("tenant_id must not begin or end with whitespace")
             .detail(format!("\"{}\" was given.", v.escape_debug())));
@@ -51,6 +75,7 @@ pub fn name<'a>(field: &str, v: Option<&'a str>) -> Result<&'a str> {
     if v.chars().any(char::is_control) {
         return Err(Error::invalid(format!("{field} must not contain control characters")));
     }
+    visible(field, v)?;
     if v.starts_with(char::is_whitespace) || v.ends_with(char::is_whitespace) {
         return Err(Error::invalid(format!("{field} must not begin or end with whitespace"))
             .detail(format!("\"{}\" was given.", v.escape_debug())));
@@ -91,6 +116,28 @@ mod tests {
         assert!(tenant_id(Some(&"t".repeat(256))).is_ok());
         // inner spaces are a different tenant, not a different spelling
         assert!(tenant_id(Some("tenant A")).is_ok());
+    }
+
+    #[test]
+    fn identifiers_refuse_invisible_characters() {
+        // zero-width space, joiner and non-joiner, word joiner, byte order mark, soft hyphen,
+        // the bidirectional marks, embeddings, overrides and isolates, a variation selector,
+        // a tag, the Hangul filler
+        for c in ['\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}', '\u{FEFF}', '\u{00AD}', '\u{200E}', '\u{200F}',
+                  '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}',
+                  '\u{2069}', '\u{061C}', '\u{FE0F}', '\u{E0041}', '\u{3164}']
+        {
+            let v = format!("cus{c}_42");
+            let e = tenant_id(Some(&v)).unwrap_err();
+            assert_eq!(e.kind, Kind::InvalidParameter, "{:04X}", c as u32);
+            assert_eq!(e.detail.as_deref(), Some(format!("Character 4 is U+{:04X}.", c as u32).as_str()));
+            assert_eq!(name("approver", Some(&v)).unwrap_err().kind, Kind::InvalidParameter);
+        }
+        // what prints is allowed: letters of any script, inner spaces, punctuation, emoji
+        for ok in ["cus_42", "kunde:Jürgen", "顧客:42", "tenant A", "op:alice@example.org", "team-🦊"] {
+            assert!(tenant_id(Some(ok)).is_ok(), "{ok}");
+            assert!(visible("user_id", ok).is_ok(), "{ok}");
+        }
     }
 
     #[test]

@@ -60,7 +60,7 @@ pub fn check_identifier(name: &str, v: Option<&str>, required: bool, max: usize)
     if v.chars().any(char::is_control) {
         return Err(Error::invalid(format!("{name} must not contain control characters")));
     }
-    Ok(())
+    crate::args::visible(name, v)
 }
 
 fn too_long(what: &str, len: usize, max: usize) -> Error {
@@ -244,7 +244,17 @@ pub fn prepare_capture(input: &CaptureInput<'_>, policy: &Policy, redactor: &Red
     })
 }
 
-/// Checks a vector: a non-empty, bounded number of finite entries that are not all zero.
+/// The sum of the squares of `v` as pgvector's cosine distance computes it (in single precision),
+/// when it is zero, subnormal, infinite or not a number: the similarity of such a vector to any
+/// other is then not a number, or 1 whatever the other (its entries underflow). None for a vector
+/// whose norm is usable.
+pub fn degenerate_norm(v: &[f32]) -> Option<f32> {
+    let sq: f32 = v.iter().fold(0.0f32, |a, x| a + x * x);
+    (!sq.is_normal()).then_some(sq)
+}
+
+/// Checks a vector: a non-empty, bounded number of finite entries that are not all zero, whose
+/// norm is neither zero, subnormal nor infinite in single precision (degenerate_norm).
 pub fn check_embedding(v: &[f32], expected_dims: Option<usize>, max_dims: usize) -> Result<()> {
     if v.is_empty() {
         return Err(Error::invalid("embedding must not be empty"));
@@ -260,6 +270,11 @@ pub fn check_embedding(v: &[f32], expected_dims: Option<usize>, max_dims: usize)
     if v.iter().all(|x| *x == 0.0) {
         return Err(Error::invalid("embedding must not be the zero vector")
             .detail("Cosine similarity is undefined for a vector of zeros."));
+    }
+    if let Some(sq) = degenerate_norm(v) {
+        return Err(Error::invalid("embedding has no usable norm")
+            .detail(format!("The sum of its squares is {sq:e} in single precision; cosine similarity needs a positive normal number."))
+            .hint("Scale the vector, or normalise it to length 1 before passing it."));
     }
     if let Some(d) = expected_dims {
         if d != v.len() {
@@ -446,6 +461,22 @@ mod tests {
         assert_eq!(check_embedding(&[f32::NAN], None, 2000).unwrap_err().kind, Kind::InvalidParameter);
         assert_eq!(check_embedding(&[f32::INFINITY], None, 2000).unwrap_err().kind, Kind::InvalidParameter);
         assert_eq!(check_embedding(&[1.0; 3], None, 2).unwrap_err().kind, Kind::LimitExceeded);
+    }
+
+    #[test]
+    fn degenerate_norms_are_refused() {
+        // the squares underflow to zero, or to a subnormal; or overflow
+        for v in [[1e-38f32; 3], [1e-20; 3], [1e-45, 0.0, 0.0], [1e20, 1.0, 1.0], [f32::MAX, 0.0, 0.0]] {
+            let e = check_embedding(&v, None, 2000).unwrap_err();
+            assert_eq!(e.kind, Kind::InvalidParameter, "{v:?}");
+            assert_eq!(e.message, "embedding has no usable norm", "{v:?}");
+            assert!(degenerate_norm(&v).is_some(), "{v:?}");
+        }
+        // the smallest and largest usable ones: the sum of squares is a normal number
+        for v in [[1e-19f32; 3], [1e19, 0.0, 0.0], [1.0, 0.0, 0.0], [-3.0, 4.0, 0.0]] {
+            assert!(check_embedding(&v, None, 2000).is_ok(), "{v:?}");
+            assert_eq!(degenerate_norm(&v), None, "{v:?}");
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod embed;
 pub mod error;
 pub mod ids;
 pub mod interrupt;
+pub mod keys;
 pub mod lexicon;
 pub mod minilm;
 pub mod policy;

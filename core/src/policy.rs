@@ -155,10 +155,11 @@ pub struct Policy {
     pub retention_seconds: Vec<(String, i64)>,
 }
 
-/// What review does with a candidate whose evidence refs all come from untrusted origins (text
-/// the agent only read: a tool result, a web page, a file, a retrieved document).
+/// What review does with a candidate that cites any evidence from an untrusted origin (content the
+/// agent only read: a web page, a URL, a file, a document, what a content-fetching tool returned),
+/// whatever else it cites.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UntrustedOnly {
+pub enum UntrustedEvidence {
     /// Queue it for a human, with reason untrusted_evidence.
     Human,
     /// Reject it, with reason untrusted_evidence.
@@ -169,29 +170,86 @@ pub enum UntrustedOnly {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Provenance {
-    /// Evidence refs starting with one of these are untrusted origins.
+    /// Evidence refs matching one of these (normalised, see `matches`) are untrusted origins.
     pub untrusted_prefixes: Vec<String>,
-    pub untrusted_only: UntrustedOnly,
+    /// A ref that is a URL (`scheme://…`, `http:`, `https:`, `www.`) is web content, untrusted.
+    pub urls_untrusted: bool,
+    pub untrusted_evidence: UntrustedEvidence,
 }
 
 /// Most prefixes in provenance.untrusted, and the longest, in bytes.
-pub const PROVENANCE_PREFIXES_MAX: usize = 32;
+pub const PROVENANCE_PREFIXES_MAX: usize = 64;
 pub const PROVENANCE_PREFIX_MAX_BYTES: usize = 64;
 
-impl Provenance {
-    /// The untrusted prefix of every ref, when there is at least one ref and all are untrusted.
-    pub fn untrusted_only<S: AsRef<str>>(&self, refs: &[S]) -> Option<Vec<String>> {
-        if refs.is_empty() {
-            return None;
+/// The origin a URL ref is reported under.
+pub const URL_ORIGIN: &str = "url";
+
+/// An evidence ref (or a provenance pattern) as it is classified: compatibility-normalised (NFKC:
+/// full-width letters and colons become ASCII ones), without invisible characters (zero-width,
+/// bidirectional controls, crate::args::is_invisible), without whitespace at either end or
+/// before its first colon, and in lower case. "WEB :x", " web:x" and "web\u{200B}:x" are
+/// "web:x".
+pub fn normalise_ref(r: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    let visible: String = r.nfkc().filter(|c| !crate::args::is_invisible(*c)).collect::<String>().to_lowercase();
+    let trimmed = visible.trim();
+    match trimmed.find(':') {
+        Some(i) => {
+            let scheme: String = trimmed[..i].chars().filter(|c| !c.is_whitespace()).collect();
+            format!("{scheme}{}", &trimmed[i..])
         }
+        None => trimmed.to_owned(),
+    }
+}
+
+/// Whether a normalised ref is a URL: `scheme://…` (a letter, then letters, digits, `+`, `-`,
+/// `.`), `http:` or `https:` without the slashes, or `www.`.
+fn is_url(r: &str) -> bool {
+    if r.starts_with("www.") || r.starts_with("http:") || r.starts_with("https:") {
+        return true;
+    }
+    match r.find("://") {
+        Some(i) if i > 0 => {
+            let scheme = &r[..i];
+            scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+                && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        }
+        _ => false,
+    }
+}
+
+/// Whether normalised ref `r` matches normalised pattern `p`: a pattern ending in `:` or `/`
+/// matches every ref that starts with it ("web:" matches "web:https://…"); another matches the
+/// ref that is the pattern, or starts with it followed by something other than a letter, digit
+/// or underscore ("tool:fetch" matches "tool:fetch", "tool:fetch:https://…" and
+/// "tool:fetch#3", not "tool:fetcher").
+pub fn matches(r: &str, p: &str) -> bool {
+    if p.ends_with(':') || p.ends_with('/') {
+        return r.starts_with(p);
+    }
+    r.strip_prefix(p).is_some_and(|rest| rest.chars().next().is_none_or(|c| !(c.is_alphanumeric() || c == '_')))
+}
+
+impl Provenance {
+    /// The untrusted origin of every ref that has one (its pattern, or "url"), in order and once
+    /// each, when at least one ref is untrusted.
+    pub fn untrusted<S: AsRef<str>>(&self, refs: &[S]) -> Option<Vec<String>> {
         let mut origins: Vec<String> = Vec::new();
         for r in refs {
-            let p = self.untrusted_prefixes.iter().find(|p| r.as_ref().starts_with(p.as_str()))?;
-            if !origins.contains(p) {
-                origins.push(p.clone());
+            let r = normalise_ref(r.as_ref());
+            let origin = self
+                .untrusted_prefixes
+                .iter()
+                .find(|p| matches(&r, p))
+                .cloned()
+                .or_else(|| (self.urls_untrusted && is_url(&r)).then(|| URL_ORIGIN.to_owned()));
+            if let Some(o) = origin {
+                if !origins.contains(&o) {
+                    origins.push(o);
+                }
             }
         }
-        Some(origins)
+        (!origins.is_empty()).then_some(origins)
     }
 }
 
@@ -311,7 +369,14 @@ impl Policy {
                 "default_purpose": "support_personalization",
                 "without_write_class": false
             },
-            "provenance": { "untrusted": ["tool:", "web:", "file:", "doc:"], "untrusted_only": "human" },
+            "provenance": {
+                "untrusted": ["web:", "url:", "file:", "doc:", "email:",
+                              "tool:web_search", "tool:web.search", "tool:search", "tool:fetch", "tool:browse",
+                              "tool:browser", "tool:read_file", "tool:read_url", "tool:http", "tool:scrape",
+                              "tool:crawl", "tool:download", "tool:retrieve"],
+                "urls_untrusted": true,
+                "untrusted_evidence": "human"
+            },
             "retention_seconds": { "default": 2592000 },
             "recall": {
                 "weights": { "relevance": 0.6, "recency": 0.25, "importance": 0.15 },
@@ -524,7 +589,11 @@ impl Policy {
 
         let prov = section("provenance")?;
         let dprov = &defaults["provenance"];
-        let untrusted_prefixes = string_list_or_empty(prov.get("untrusted").unwrap_or(&dprov["untrusted"]), "provenance.untrusted")?;
+        let untrusted_prefixes: Vec<String> =
+            string_list_or_empty(prov.get("untrusted").unwrap_or(&dprov["untrusted"]), "provenance.untrusted")?
+                .iter()
+                .map(|p| normalise_ref(p))
+                .collect();
         if untrusted_prefixes.len() > PROVENANCE_PREFIXES_MAX
             || untrusted_prefixes.iter().any(|p| p.len() > PROVENANCE_PREFIX_MAX_BYTES)
         {
@@ -532,13 +601,24 @@ impl Policy {
                 "At most {PROVENANCE_PREFIXES_MAX} prefixes of at most {PROVENANCE_PREFIX_MAX_BYTES} bytes each are allowed."
             )));
         }
-        let untrusted_only = match prov.get("untrusted_only").unwrap_or(&dprov["untrusted_only"]).as_str() {
-            Some("human") => UntrustedOnly::Human,
-            Some("reject") => UntrustedOnly::Reject,
-            Some("allow") => UntrustedOnly::Allow,
-            _ => return Err(Error::invalid("policy value \"provenance.untrusted_only\" must be \"human\", \"reject\" or \"allow\"")),
+        if untrusted_prefixes.iter().any(|p| p.is_empty()) {
+            return Err(Error::invalid("policy key \"provenance.untrusted\" must not hold a pattern that is empty once normalised"));
+        }
+        let urls_untrusted = prov
+            .get("urls_untrusted")
+            .unwrap_or(&dprov["urls_untrusted"])
+            .as_bool()
+            .ok_or_else(|| Error::invalid("policy value \"provenance.urls_untrusted\" must be a boolean"))?;
+        // "untrusted_only", its name before 0.16.0 (when the gate closed only on evidence that
+        // was all untrusted), is read where the new name is absent
+        let gate = prov.get("untrusted_evidence").or_else(|| prov.get("untrusted_only")).unwrap_or(&dprov["untrusted_evidence"]);
+        let untrusted_evidence = match gate.as_str() {
+            Some("human") => UntrustedEvidence::Human,
+            Some("reject") => UntrustedEvidence::Reject,
+            Some("allow") => UntrustedEvidence::Allow,
+            _ => return Err(Error::invalid("policy value \"provenance.untrusted_evidence\" must be \"human\", \"reject\" or \"allow\"")),
         };
-        let provenance = Provenance { untrusted_prefixes, untrusted_only };
+        let provenance = Provenance { untrusted_prefixes, urls_untrusted, untrusted_evidence };
         let mut retention_seconds = Vec::new();
         for (k, v) in section("retention_seconds")? {
             let secs = v.as_i64().filter(|n| *n >= 0).ok_or_else(|| {
@@ -581,6 +661,18 @@ impl Policy {
 }
 
 /// Applies a policy patch: objects merge key by key (recursively), anything else replaces.
+/// Writes a policy body's keys under their names of today: provenance.untrusted_only (before
+/// 0.16.0) becomes provenance.untrusted_evidence, unless that is set too. set_policy() applies it
+/// to the body in force and to the patch before merging them, so that a patch naming either key
+/// decides.
+pub fn rename_legacy_keys(body: &mut Value) {
+    if let Some(prov) = body.get_mut("provenance").and_then(Value::as_object_mut) {
+        if let Some(old) = prov.remove("untrusted_only") {
+            prov.entry("untrusted_evidence").or_insert(old);
+        }
+    }
+}
+
 pub fn merge(base: &mut Value, patch: &Value) {
     match (base, patch) {
         (Value::Object(b), Value::Object(p)) => {
@@ -640,12 +732,61 @@ mod tests {
         assert!(strict.needs_consent("PII", None));
         assert!(!strict.needs_consent("PII", Some("evidence_link")));
         assert_eq!(p.consent_default_purpose, "support_personalization");
-        assert_eq!(p.provenance.untrusted_only, UntrustedOnly::Human);
-        assert_eq!(p.provenance.untrusted_only(&["web:https://example.org/a", "tool:search#3"]), Some(vec!["web:".to_owned(), "tool:".to_owned()]));
-        assert_eq!(p.provenance.untrusted_only(&["web:https://example.org/a", "ticket:42"]), None);
-        assert_eq!(p.provenance.untrusted_only::<&str>(&[]), None);
+        assert_eq!(p.provenance.untrusted_evidence, UntrustedEvidence::Human);
+        assert_eq!(p.provenance.untrusted(&["web:https://example.org/a", "tool:search#3"]), Some(vec!["web:".to_owned(), "tool:search".to_owned()]));
+        assert_eq!(p.provenance.untrusted::<&str>(&[]), None);
         assert!(!p.needs_consent("INTERNAL", Some("preference")));
         assert_eq!(p.retention_of(Some("preference")), 2_592_000);
+    }
+
+    #[test]
+    fn provenance_is_classified_after_normalising() {
+        let p = Policy::from_json(&Policy::default_json()).unwrap().provenance;
+        let origins = |refs: &[&str]| p.untrusted(refs);
+        // every spelling of web content, and one untrusted ref beside trusted ones
+        for r in ["web:https://evil.example/page", "Web:https://evil.example/page", "WEB:x", " web:x", "web\u{200B}:x",
+                  "web :x", "\u{FF57}\u{FF45}\u{FF42}\u{FF1A}x", "\u{202E}web:x", "web:x\u{2060}"] {
+            assert_eq!(origins(&[r]), Some(vec!["web:".to_owned()]), "{r:?}");
+            assert_eq!(origins(&[r, "kb:made-up-by-agent", "ticket:42"]), Some(vec!["web:".to_owned()]), "{r:?}");
+        }
+        // a bare URL is web content
+        for r in ["https://evil.example/page", "http://x.example", "HTTPS://X", "ftp://files.example/a", "www.example.org/a",
+                  "https:evil.example", " https://evil.example"] {
+            assert_eq!(origins(&[r]), Some(vec![URL_ORIGIN.to_owned()]), "{r:?}");
+        }
+        // content-fetching tools are untrusted; a system-of-record lookup, a session, a ticket are not
+        for r in ["tool:web_search:q=refund", "tool:fetch", "tool:fetch#3", "TOOL:Browse(https://x)", "tool:read_file:/tmp/a"] {
+            assert!(origins(&[r]).is_some(), "{r:?}");
+        }
+        for r in ["tool:crm.lookup:cus_42", "session:abc", "ticket:42", "kb:refunds", "operator:override:x", "tool:fetcher",
+                  "call:2026-05-09", "mailto:someone@example.org", "urn:isbn:0451450523"] {
+            assert_eq!(origins(&[r]), None, "{r:?}");
+        }
+        assert_eq!(origins(&["web:a", "https://b", "tool:fetch:c", "web:d"]),
+                   Some(vec!["web:".to_owned(), URL_ORIGIN.to_owned(), "tool:fetch".to_owned()]));
+        // patterns are normalised as refs are; the old key is still read
+        let q = Policy::from_json(&json!({"provenance": {"untrusted": [" CRM:"], "urls_untrusted": false,
+                                                          "untrusted_only": "reject"}})).unwrap().provenance;
+        assert_eq!(q.untrusted(&["crm:1"]), Some(vec!["crm:".to_owned()]));
+        assert_eq!(q.untrusted(&["https://x"]), None);
+        assert_eq!(q.untrusted_evidence, UntrustedEvidence::Reject);
+        let r = Policy::from_json(&json!({"provenance": {"untrusted_only": "reject", "untrusted_evidence": "allow"}})).unwrap();
+        assert_eq!(r.provenance.untrusted_evidence, UntrustedEvidence::Allow);
+        assert!(Policy::from_json(&json!({"provenance": {"untrusted": ["\u{200B}"]}})).is_err());
+        assert!(Policy::from_json(&json!({"provenance": {"urls_untrusted": "yes"}})).is_err());
+    }
+
+    #[test]
+    fn legacy_keys_are_renamed() {
+        let mut body = json!({"provenance": {"untrusted_only": "reject", "untrusted": ["web:"]}});
+        rename_legacy_keys(&mut body);
+        assert_eq!(body, json!({"provenance": {"untrusted_evidence": "reject", "untrusted": ["web:"]}}));
+        let mut both = json!({"provenance": {"untrusted_only": "reject", "untrusted_evidence": "human"}});
+        rename_legacy_keys(&mut both);
+        assert_eq!(both, json!({"provenance": {"untrusted_evidence": "human"}}));
+        let mut none = json!({"limits": {}});
+        rename_legacy_keys(&mut none);
+        assert_eq!(none, json!({"limits": {}}));
     }
 
     /// Deep-merges a patch into a policy body: objects merge key by key, anything else replaces.

@@ -3,7 +3,7 @@
 //! same candidate, policy and neighbours give the same verdict.
 
 use crate::assertion::{compare, parse, Assertion, Comparison};
-use crate::policy::{Policy, Thresholds, Tier, UntrustedOnly};
+use crate::policy::{Policy, Thresholds, Tier, UntrustedEvidence};
 
 /// The candidate under review.
 #[derive(Debug, Clone, Default)]
@@ -292,14 +292,15 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
         v.notes = Some(format!("source {} has trust {trust}, below the policy floor {}", s.source, policy.min_source_trust));
         return v;
     }
-    // 1b. provenance: a fact whose evidence the agent only read (a tool result, a web page, a
-    // file, a document) is how an injected instruction becomes a memory.
-    let untrusted = match policy.provenance.untrusted_only {
-        UntrustedOnly::Allow => None,
-        _ => policy.provenance.untrusted_only(s.evidence_refs),
+    // 1b. provenance: a fact whose evidence the agent only read (a web page, a URL, a file, a
+    // document, a content-fetching tool's result) is how an injected instruction becomes a
+    // memory; one such ref is enough, whatever else the candidate cites.
+    let untrusted = match policy.provenance.untrusted_evidence {
+        UntrustedEvidence::Allow => None,
+        _ => policy.provenance.untrusted(s.evidence_refs),
     };
-    let untrusted_note = untrusted.as_ref().map(|o| format!("evidence only from untrusted origins: {}", o.join(", ")));
-    if untrusted.is_some() && policy.provenance.untrusted_only == UntrustedOnly::Reject {
+    let untrusted_note = untrusted.as_ref().map(|o| format!("evidence from untrusted origins: {}", o.join(", ")));
+    if untrusted.is_some() && policy.provenance.untrusted_evidence == UntrustedEvidence::Reject {
         v.status = Status::Rejected;
         v.reason = Some("untrusted_evidence".into());
         v.notes = untrusted_note;
@@ -741,21 +742,25 @@ mod tests {
     }
 
     #[test]
-    fn evidence_only_from_untrusted_origins_waits_for_a_human_or_is_rejected() {
+    fn evidence_from_an_untrusted_origin_waits_for_a_human_or_is_rejected() {
         let mut p = policy();
         let web = vec!["web:https://example.org/post".to_owned()];
         let s = Subject { source: "agent", classification: "INTERNAL", evidence_refs: &web, ..seed() };
         let v = decide_with(&s, &[], th(), &p, &Context::default());
         assert_eq!((v.status, v.human, v.reason.as_deref()), (Status::PendingPromotion, true, Some("untrusted_evidence")));
-        assert_eq!(v.notes.as_deref(), Some("evidence only from untrusted origins: web:"));
-        // one trusted ref is enough to leave the gate to source trust
-        let mixed = vec!["web:https://example.org/post".to_owned(), "ticket:42".to_owned()];
+        assert_eq!(v.notes.as_deref(), Some("evidence from untrusted origins: web:"));
+        // a trusted ref beside it changes nothing: one untrusted ref closes the gate
+        let mixed = vec!["web:https://example.org/post".to_owned(), "ticket:42".to_owned(), "kb:made-up-by-agent".to_owned()];
         let v = decide_with(&Subject { evidence_refs: &mixed, ..s.clone() }, &[], th(), &p, &Context::default());
+        assert_eq!((v.human, v.reason.as_deref()), (true, Some("untrusted_evidence")));
+        // a system-of-record lookup and a session are not content the agent read
+        let trusted = vec!["tool:crm.lookup:cus_42".to_owned(), "session:s_1".to_owned()];
+        let v = decide_with(&Subject { evidence_refs: &trusted, ..s.clone() }, &[], th(), &p, &Context::default());
         assert_eq!((v.human, v.reason), (false, None));
-        p.provenance.untrusted_only = UntrustedOnly::Reject;
+        p.provenance.untrusted_evidence = UntrustedEvidence::Reject;
         let v = decide_with(&s, &[], th(), &p, &Context::default());
         assert_eq!((v.status, v.reason.as_deref()), (Status::Rejected, Some("untrusted_evidence")));
-        p.provenance.untrusted_only = UntrustedOnly::Allow;
+        p.provenance.untrusted_evidence = UntrustedEvidence::Allow;
         let v = decide_with(&s, &[], th(), &p, &Context::default());
         assert_eq!((v.status, v.human), (Status::PendingPromotion, false));
     }

@@ -23,7 +23,7 @@ const HNSW_EF_CONSTRUCTION: i32 = 32;
 #[pg_extern(volatile, parallel_unsafe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _create_embedding_index(model: Option<&str>, dimensions: Option<i32>) -> String {
-    let model = crate::args::require_text("model", model);
+    let model = crate::args::require_identifier("model", model);
     if model.len() > 200 {
         raise(Error::invalid("model must be at most 200 bytes").detail(format!("{} bytes were given.", model.len())));
     }

@@ -1,7 +1,7 @@
 //! `memory_fabric.forget_subject()`: erasure, tombstones for a subject's content.
 
 use crate::events;
-use crate::args::require_text;
+use crate::args::require_identifier;
 use crate::security::{caller_name, require_tenant};
 use crate::spi::{plan, TEXT, TIMESTAMPTZ};
 use pgrx::prelude::*;
@@ -23,11 +23,11 @@ const ERASE_MEMORIES: &str = "UPDATE memory_fabric.promoted_memory SET erased_at
 #[search_path(pg_catalog, pg_temp)]
 fn _forget_subject(tenant_id: Option<&str>, user_id: Option<&str>, reason: Option<&str>) -> Vec<i64> {
     let tenant = crate::args::require_tenant_id(tenant_id);
-    let subject = require_text("user_id", user_id);
+    let subject = require_identifier("user_id", user_id);
     let reason = crate::args::require_reason("reason", reason);
     Spi::connect_mut(|client| {
         require_tenant(client, &tenant);
-        crate::xact::lock(client, &format!("subject:{tenant}:{subject}"));
+        crate::xact::lock(client, "subject", &[Some(tenant.as_str()), Some(subject.as_str())]);
         let by = caller_name(client);
         // One instant for the whole erasure, so its history reads in a stable order.
         let at = crate::xact::clock(client);

@@ -58,6 +58,10 @@ fn _embed_query(
         let (f, m) = match gucs::get(&gucs::EMBEDDING_FUNCTION) {
             Some(func) => {
                 let (v, m) = embed_with_function(client, &func, &text);
+                if let Some(sq) = memory_fabric_core::capture::degenerate_norm(&v) {
+                    raise(Error::invalid("embedding function returned a vector with no usable norm for query_text")
+                        .detail(format!("The sum of its squares is {sq:e} in single precision.")));
+                }
                 (Some(v), Some(m))
             }
             None => (None, None),
@@ -68,12 +72,38 @@ fn _embed_query(
     TableIterator::once(row)
 }
 
-/// The dimensions a query vector of `model` must have for the tenant: the built-in models' own,
-/// else the one its first vector registered (NULL for a model the tenant never used).
+/// Recall's arguments that the tenant's register and the identifier rules decide, checked once
+/// the caller is known to act for the tenant (22023): the user and intent ids hold no invisible
+/// characters (memory_fabric_core::args::visible), and a query vector has a usable norm
+/// (memory_fabric_core::capture::degenerate_norm), a model that is an identifier, and the
+/// dimensions the tenant's first vector of that model registered (the built-in models' own).
 #[pg_extern(stable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
-fn _query_dimensions(tenant_id: &str, model: &str) -> Option<i32> {
-    Spi::connect(|client| embedder::known_dimensions(client, tenant_id, model))
+fn _check_recall(
+    tenant_id: &str,
+    user_id: Option<&str>,
+    intent_id: Option<&str>,
+    query_embedding_model: Option<&str>,
+    query_embedding: Option<Vec<f32>>,
+) {
+    use memory_fabric_core::args::visible;
+    use memory_fabric_core::capture::degenerate_norm;
+    for (field, v) in [("user_id", user_id), ("intent_id", intent_id), ("query_embedding_model", query_embedding_model)] {
+        if let Some(v) = v {
+            visible(field, v).unwrap_or_else(|e| raise(e));
+        }
+    }
+    let (Some(model), Some(q)) = (query_embedding_model, query_embedding) else { return };
+    if let Some(sq) = degenerate_norm(&q) {
+        raise(Error::invalid("query_embedding has no usable norm")
+            .detail(format!("The sum of its squares is {sq:e} in single precision; cosine similarity needs a positive normal number.")));
+    }
+    let want = Spi::connect(|client| embedder::known_dimensions(client, tenant_id, model));
+    if let Some(d) = want {
+        if d as usize != q.len() {
+            raise(Error::invalid(format!("query_embedding has {} dimensions, expected {d}", q.len())));
+        }
+    }
 }
 
 /// The memories of a scope whose score could be among the `max_recalls` best: recall scores only
@@ -283,8 +313,6 @@ DECLARE
     t         timestamptz := coalesce(recall.as_of, pg_catalog.clock_timestamp());
     s         double precision[];
     has_query boolean := recall.query_text IS NOT NULL OR recall.query_embedding IS NOT NULL;
-    dims      integer;
-    want_dims integer;
     -- the query text's vectors, each with its model (NULL: not embedded with that one)
     q_b_model text;
     q_b       memory_fabric.promoted_memory.embedding%TYPE;
@@ -318,13 +346,9 @@ BEGIN
             RAISE EXCEPTION 'query_embedding requires query_embedding_model' USING ERRCODE = 'invalid_parameter_value',
                 DETAIL = 'Vectors are only compared with vectors of the same model.';
         END IF;
-        dims := pg_catalog.array_length(recall.query_embedding::real[], 1);
-        want_dims := memory_fabric._query_dimensions(recall.tenant_id, recall.query_embedding_model);
-        IF want_dims IS NOT NULL AND want_dims <> dims THEN
-            RAISE EXCEPTION 'query_embedding has % dimensions, expected %', dims, want_dims
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
     END IF;
+    PERFORM memory_fabric._check_recall(recall.tenant_id, recall.user_id, recall.intent_id, recall.query_embedding_model,
+                                        recall.query_embedding::real[]);
 
     IF recall.query_text IS NOT NULL THEN
         SELECT e.builtin_model, e.builtin, e.semantic_model, e.semantic, e.function_model, e.function_embedding
@@ -376,13 +400,14 @@ BEGIN
                      + s[2] * pg_catalog.power(0.5, greatest(pg_catalog.date_part('epoch', t - sc.promoted_at), 0) / 86400.0 / s[4])
                      + s[3] * sc.priority::double precision AS sco
               FROM (SELECT m.id, m.priority, m.promoted_at,
-                           CASE WHEN m.embedding IS NULL THEN NULL
+                           -- not a number (a vector stored before its norm was checked): no relevance
+                           NULLIF(CASE WHEN m.embedding IS NULL THEN NULL
                                 WHEN m.embedding_model = q_b_model THEN memory_fabric._cosine_similarity(m.embedding, q_b)
                                 WHEN m.embedding_model = q_s_model THEN memory_fabric._cosine_similarity(m.embedding, q_s)
                                 WHEN m.embedding_model = q_f_model THEN memory_fabric._cosine_similarity(m.embedding, q_f)
                                 WHEN m.embedding_model = recall.query_embedding_model
                                     THEN memory_fabric._cosine_similarity(m.embedding, recall.query_embedding)
-                           END AS rel
+                           END, 'NaN'::double precision) AS rel
                     FROM (
                       SELECT p.id, p.priority, p.promoted_at, p.embedding, p.embedding_model
                       FROM pg_catalog.unnest(memory_fabric._recall_candidates(recall.tenant_id, recall.user_id, recall.intent_id,
@@ -471,9 +496,9 @@ COMMENT ON FUNCTION memory_fabric.recall IS
     'Recall promoted memories for a tenant, user, intent and classification set, now or as of an instant';
 REVOKE ALL ON FUNCTION memory_fabric.recall, memory_fabric._recall_settings(text), memory_fabric._embed_query(text, text),
     memory_fabric._recall_candidates,
-    memory_fabric._query_dimensions(text, text), memory_fabric._log_recall FROM PUBLIC;
+    memory_fabric._check_recall, memory_fabric._log_recall FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.recall TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 "#,
     name = "recall",
-    requires = [_recall_settings, _embed_query, _query_dimensions, _log_recall, _recall_candidates],
+    requires = [_recall_settings, _embed_query, _check_recall, _log_recall, _recall_candidates],
 );

@@ -6,7 +6,7 @@ use crate::embedder::{embed_text, registered_dimensions};
 use crate::error::{raise, OrRaise};
 use crate::events;
 use crate::policy;
-use crate::args::require_text;
+use crate::args::require_identifier;
 use crate::security::{caller_name, require_tenant};
 use crate::spi::{col, plan, FLOAT4_ARRAY, INT4, TEXT, TEXT_ARRAY};
 use memory_fabric_core::capture::check_embedding;
@@ -76,7 +76,7 @@ fn _reembed_pending(
 #[search_path(pg_catalog, pg_temp)]
 fn _reembed_batch(tenant_id: Option<&str>, model: Option<&str>, batch_size: Option<i32>) -> i32 {
     let tenant = crate::args::require_tenant_id(tenant_id);
-    let model = require_text("model", model);
+    let model = require_identifier("model", model);
     let batch = require_batch(batch_size, 200);
     Spi::connect_mut(|client| {
         require_tenant(client, &tenant);

@@ -23,7 +23,7 @@ fn _revoke_consent(consent_id: Option<&str>, reason: Option<&str>) -> String {
     let id = require_text("consent_id", consent_id);
     let reason = crate::args::require_reason("reason", reason);
     Spi::connect_mut(|client| {
-        crate::xact::lock(client, &format!("consent:{id}"));
+        crate::xact::lock(client, "consent", &[Some(id.as_str())]);
         let found = client
             .select(&*plan(client, CONSENT_OF, &[TEXT], false), Some(1), &[id.as_str().into()])
             .unwrap_or_else(|e| error!("memory_fabric: cannot read consent: {e}"))

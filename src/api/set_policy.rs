@@ -5,7 +5,7 @@ use crate::events;
 use crate::policy;
 use crate::security::{caller_name, require_tenant};
 use crate::spi::{plan, INT4, TEXT};
-use memory_fabric_core::policy::{merge, Policy};
+use memory_fabric_core::policy::{merge, rename_legacy_keys, Policy};
 use memory_fabric_core::redact::Redactor;
 use memory_fabric_core::{Error, Kind};
 use pgrx::prelude::*;
@@ -44,7 +44,7 @@ fn _set_policy(tenant_id: Option<&str>, patch: Option<&str>, note: Option<&str>)
         require_tenant(client, &tenant);
         // One change at a time per tenant: versions come from a sequence, so tenants never wait
         // for each other.
-        crate::xact::lock(client, &format!("policies:{tenant}"));
+        crate::xact::lock(client, "policies", &[Some(tenant.as_str())]);
         let current = policy::current_version(client, &tenant);
         let mut body: serde_json::Value = client
             .select(&*plan(client, POLICY_BODY, &[INT4], false), Some(1), &[current.into()])
@@ -53,6 +53,9 @@ fn _set_policy(tenant_id: Option<&str>, patch: Option<&str>, note: Option<&str>)
             .flatten()
             .and_then(|b| serde_json::from_str(&b).ok())
             .unwrap_or_else(Policy::default_json);
+        let mut patch = patch.clone();
+        rename_legacy_keys(&mut body);
+        rename_legacy_keys(&mut patch);
         merge(&mut body, &patch);
         let parsed = Policy::from_json(&body).or_raise();
         Redactor::new(parsed.default_redaction, &parsed.redaction_rules).or_raise();

@@ -54,7 +54,7 @@ const INSERT: &str = "WITH t AS (SELECT $12::timestamptz AS now) \
 /// Promotes an open, reviewed candidate. `approved` is set only by approve(), after it has
 /// recorded the approval decision.
 pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<&str>, approved: bool) -> String {
-    crate::xact::lock(client, &format!("candidate:{candidate_id}"));
+    crate::xact::lock(client, "candidate", &[Some(candidate_id)]);
     let c = crate::security::candidate_for_caller(client, candidate_id);
     // An erasure of the candidate's subject cannot interleave: forget_subject() takes the same
     // lock, so it either ran first (the candidate, read again, is erased) or waits and then
@@ -62,7 +62,7 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
     // uncommitted erasure had already tombstoned into a memory the erasure never saw.
     let subjects: Vec<&str> = [c.user_id.as_deref(), c.entity.as_deref()].into_iter().flatten().collect();
     for s in &subjects {
-        crate::xact::lock(client, &format!("subject:{}:{s}", c.tenant_id));
+        crate::xact::lock(client, "subject", &[Some(c.tenant_id.as_str()), Some(s)]);
     }
     let c = if subjects.is_empty() { c } else { rows::candidate(client, candidate_id) };
     rows::require_open(client, &c);
@@ -75,12 +75,12 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
 
     // One promotion at a time per scope, and the verdict must still hold: a near-duplicate or
     // a contradiction promoted since the review changes it.
-    crate::xact::lock(client, &crate::xact::scope_key(&c.tenant_id, c.user_id.as_deref()));
+    crate::xact::lock_scope(client, &c.tenant_id, c.user_id.as_deref());
     // The consent the memory will depend on cannot be revoked until this promotion ends:
     // revoke_consent() takes the same lock, so it either ran first (and the verdict below no
     // longer finds the consent) or waits and then retracts this memory with the others.
     if let Some(k) = &r.consent_id {
-        crate::xact::lock(client, &format!("consent:{k}"));
+        crate::xact::lock(client, "consent", &[Some(k.as_str())]);
     }
     let now = verdict_again(client, &c, &r);
     let same = now.status.as_str() == r.status
@@ -103,7 +103,7 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
         .then(|| r.contradicts_id.clone())
         .flatten();
     if let Some(old) = &supersedes {
-        crate::xact::lock(client, &format!("memory:{old}"));
+        crate::xact::lock(client, "memory", &[Some(old.as_str())]);
         let p = plan(client, RETRACT_SUPERSEDED, &[TEXT, TEXT, TIMESTAMPTZ], true);
         let done = client
             .update(&*p, None, &[old.as_str().into(), pm.as_str().into(), now.into()])
@@ -202,7 +202,7 @@ fn require_second_pair_of_eyes(client: &SpiClient<'_>, c: &Candidate, approver: 
 
 /// Records an approval (four eyes: not by the role or the actor that captured it) and promotes.
 pub fn approve(client: &mut SpiClient<'_>, candidate_id: &str, approver: &str, notes: Option<&str>) -> String {
-    crate::xact::lock(client, &format!("candidate:{candidate_id}"));
+    crate::xact::lock(client, "candidate", &[Some(candidate_id)]);
     let c = crate::security::candidate_for_caller(client, candidate_id);
     rows::require_open(client, &c);
     let r = promotable_review(client, &c);
@@ -212,7 +212,7 @@ pub fn approve(client: &mut SpiClient<'_>, candidate_id: &str, approver: &str, n
 }
 
 pub fn reject(client: &mut SpiClient<'_>, candidate_id: &str, approver: &str, reason: &str) -> String {
-    crate::xact::lock(client, &format!("candidate:{candidate_id}"));
+    crate::xact::lock(client, "candidate", &[Some(candidate_id)]);
     let c = crate::security::candidate_for_caller(client, candidate_id);
     rows::require_open(client, &c);
     let r = rows::effective_review(client, &c.id);
@@ -234,7 +234,7 @@ pub fn edit(
     value: Option<&str>,
     notes: Option<&str>,
 ) -> String {
-    crate::xact::lock(client, &format!("candidate:{candidate_id}"));
+    crate::xact::lock(client, "candidate", &[Some(candidate_id)]);
     let c = crate::security::candidate_for_caller(client, candidate_id);
     rows::require_open(client, &c);
     let mut metadata: serde_json::Value = serde_json::from_str(&c.metadata).unwrap_or_else(|_| json!({}));
@@ -281,7 +281,7 @@ const ORPHANED_DUPLICATES: &str = "SELECT r.candidate_id FROM memory_fabric.revi
 /// Retracts a memory (write-once), then sends the candidates that were duplicates of it back
 /// to the human queue: the original is gone, so someone decides whether they stand.
 pub fn retract(client: &mut SpiClient<'_>, memory_id: &str, reason: &str, retracted_by: &str) -> String {
-    crate::xact::lock(client, &format!("memory:{memory_id}"));
+    crate::xact::lock(client, "memory", &[Some(memory_id)]);
     let row = client
         .select(&*plan(client, MEMORY, &[TEXT], false), Some(1), &[memory_id.into()])
         .unwrap_or_else(|e| error!("memory_fabric: cannot read memory: {e}"))

@@ -76,7 +76,8 @@ fn read_neighbor(r: &pgrx::spi::SpiHeapTupleData<'_>, sim_col: Option<usize>) ->
         evidence_count: col::<i32>(r, 9).unwrap_or(0).max(0) as usize,
         captured_at: col(r, 10).unwrap_or(0.0),
         content_hash: col(r, 11).unwrap_or_default(),
-        similarity: sim_col.and_then(|i| col::<f64>(r, i)),
+        // not a number (a vector stored before its norm was checked): not compared
+        similarity: sim_col.and_then(|i| col::<f64>(r, i)).filter(|x| !x.is_nan()),
         judge: None,
     }
 }
@@ -447,15 +448,10 @@ pub struct Basis {
 /// The candidate's scope's row of memory_fabric.scope_versions: its version and its last
 /// changes (JSON); None while no statement has changed the scope.
 fn scope_state(client: &SpiClient<'_>, c: &Candidate) -> Option<(Option<String>, Option<String>)> {
-    let p = plan(
-        client,
-        "SELECT version::text, changes::text FROM memory_fabric.scope_versions WHERE key = pg_catalog.hashtextextended($1, 0)",
-        &[TEXT],
-        false,
-    );
-    let key = crate::xact::scope_key(&c.tenant_id, c.user_id.as_deref());
+    let p = plan(client, "SELECT version::text, changes::text FROM memory_fabric.scope_versions WHERE key = $1", &[crate::spi::UUID], false);
+    let key = pgrx::Uuid::from_bytes(memory_fabric_core::keys::version_key(&c.tenant_id, c.user_id.as_deref()));
     client
-        .select(&*p, Some(1), &[key.as_str().into()])
+        .select(&*p, Some(1), &[key.into()])
         .unwrap_or_else(|e| error!("memory_fabric: cannot read the scope's version: {e}"))
         .into_iter()
         .next()
@@ -670,7 +666,7 @@ const INSERT: &str = "INSERT INTO memory_fabric.reviews (id, tenant_id, candidat
 
 /// Reviews one candidate and records the verdict; returns the review id.
 pub fn review(client: &mut SpiClient<'_>, candidate_id: &str, force_human: Option<&str>) -> String {
-    crate::xact::lock(client, &format!("candidate:{candidate_id}"));
+    crate::xact::lock(client, "candidate", &[Some(candidate_id)]);
     let c = crate::security::candidate_for_caller(client, candidate_id);
     rows::require_open(client, &c);
     let (v, policy_version, basis) = verdict_for(client, &c, force_human);

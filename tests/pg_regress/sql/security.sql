@@ -428,11 +428,12 @@ SELECT id AS injected FROM memory_fabric.capture_memory('tenant_a',
     evidence_refs => '["web:https://forum.example/thread/991#post-4"]') \gset
 SELECT status, reviewer, reason, reviewer_notes FROM memory_fabric.review_candidate(:'injected');
 SELECT public.regress_try(format('SELECT memory_fabric.promote(%L)', :'injected')) AS promote_injected;
--- one trusted origin beside it leaves it to source trust
+-- one trusted origin beside it changes nothing: any untrusted evidence waits for a human (0.16.0)
 SELECT status, reviewer, reason FROM memory_fabric.review_candidate(
     (memory_fabric.capture_memory('tenant_a', 'The refund desk closes at 17:00.', 'agent', 'INTERNAL',
         evidence_refs => '["web:https://shop.example/help", "ticket:T-4411"]')).id);
 SET ROLE regress_admin_a;
+-- (untrusted_only, the setting's name before 0.16.0, is still understood)
 SELECT (memory_fabric.set_policy('tenant_a', '{"provenance": {"untrusted_only": "reject"}}', 'reject what only the web says')).version > 0 AS policy_set;
 SET ROLE regress_agent_a;
 SELECT status, reviewer, reason, reviewer_notes, policy_version > 1 AS under_new_policy FROM memory_fabric.review_candidate(:'injected');
