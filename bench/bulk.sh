@@ -64,6 +64,7 @@ capture() {
   esac
   q -c "ALTER DATABASE $db SET memory_fabric.builtin_model = '$model'"
   q -c "SELECT count(*) FROM memory_fabric.grant_tenant('bench_bulk_agent', '$tenant')" > /dev/null
+  [ "$mode" = caller ] && q -c "SELECT count(*) FROM memory_fabric.register_embedding_model('$tenant', 'bench/caller-384', 384)" > /dev/null
   qa "$tenant" -c "
     SELECT count(*) FROM (SELECT i, format('Shipment %s of customer %s left depot %s on day %s with %s crates.',
                                            md5(i::text), i % 211, i % 13, i % 28 + 1, i % 40 + 1) AS body

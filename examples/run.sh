@@ -5,7 +5,8 @@
 #   bash examples/run.sh                 # every example
 #   bash examples/run.sh python rust     # the ones named
 #
-# Each example gets a fresh database with the extension and three login roles, granted tenant
+# Each example gets a fresh database with the extension, the examples' embedding model
+# (example/hash-64, 64 dimensions) registered for tenant 'acme', and three login roles, granted tenant
 # 'acme': memory_fabric_example_app (memory_fabric_agent), memory_fabric_example_reviewer
 # (memory_fabric_reviewer) and memory_fabric_example_writer (memory_fabric_reviewer: an operator
 # who writes facts; four eyes needs the approver to be another role). It finds them in the libpq
@@ -41,6 +42,8 @@ GRANT memory_fabric_reviewer TO memory_fabric_example_reviewer, memory_fabric_ex
 SELECT memory_fabric.grant_tenant('memory_fabric_example_app', 'acme');
 SELECT memory_fabric.grant_tenant('memory_fabric_example_reviewer', 'acme');
 SELECT memory_fabric.grant_tenant('memory_fabric_example_writer', 'acme');
+-- the examples bring their own vectors: a tenant admin accepts that model for the tenant
+SELECT memory_fabric.register_embedding_model('acme', 'example/hash-64', 64);
 SQL
 }
 

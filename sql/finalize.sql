@@ -27,9 +27,14 @@ BEGIN
 END
 $$;
 
+-- The key of the digests erasure keeps (sql/schema.sql, memory_fabric.secrets).
+INSERT INTO memory_fabric.secrets (name, value) VALUES ('erasure_digest', memory_fabric._random_bytes(32));
+
 -- The role that installed the extension may call every function (it administers the data;
--- each function still checks its tenant grant and pin).
+-- each function still checks its tenant grant and pin), but for the erasure digest, which only
+-- a superuser's function makes: with it, a guess at erased content could be checked.
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA memory_fabric TO @extowner@;
+REVOKE ALL ON FUNCTION memory_fabric._erased_digest(text) FROM @extowner@;
 
 -- The scopes of the promoted memories whose values fit a btree entry (_scope_fits; sql/schema.sql),
 -- with each embedding quantised to a byte a dimension and the bounds of its rounding

@@ -109,16 +109,25 @@ CREATE INDEX candidates_supersedes ON memory_fabric.candidates (supersedes)
     WHERE supersedes IS NOT NULL;
 CREATE INDEX candidates_subject ON memory_fabric.candidates (tenant_id, user_id) WHERE user_id IS NOT NULL;
 
--- The dimension of each embedding model a tenant has used, fixed by its first vector.
+-- The embedding models of each tenant and their dimensions, fixed by the first vector. A caller's
+-- vector of a model is accepted only once a tenant admin has registered the model
+-- (memory_fabric.register_embedding_model(), which sets registered_by): review trusts those
+-- vectors to compare memories, so an agent cannot name a model of its own choosing. A row without
+-- registered_by only fixes a dimension: the model of memory_fabric.embedding_function, or a model
+-- a capture used before 0.16.0.
 CREATE TABLE memory_fabric.embedding_models (
     tenant_id     text        NOT NULL,
     model         text        NOT NULL CHECK (model <> ''),
     dimensions    integer     NOT NULL CHECK (dimensions > 0),
     registered_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    -- The database role of the tenant admin that registered it for callers' vectors.
+    registered_by text,
     PRIMARY KEY (tenant_id, model)
 );
 COMMENT ON TABLE memory_fabric.embedding_models IS
-    'Dimension of every embedding model seen per tenant; append-only';
+    'Dimension of every embedding model seen per tenant, and which a tenant admin registered for callers'' vectors; append-only except write-once registered_by';
+COMMENT ON COLUMN memory_fabric.embedding_models.registered_by IS
+    'The role that registered the model for callers'' vectors (memory_fabric.register_embedding_model); NULL: dimension only';
 
 -- Every verdict. The newest review of a candidate is its effective verdict.
 CREATE TABLE memory_fabric.reviews (
@@ -177,10 +186,12 @@ CREATE TABLE memory_fabric.decisions (
     notes            text,
     new_candidate_id text        REFERENCES memory_fabric.candidates (id),
     decided_at       timestamptz NOT NULL DEFAULT clock_timestamp(),
-    decided_by_role  text
+    decided_by_role  text,
+    -- Set when the erasure of the candidate's subject replaced the notes with a tombstone.
+    erased_at        timestamptz
 );
 COMMENT ON TABLE memory_fabric.decisions IS
-    'Approve / reject / edit decisions on queued candidates; append-only';
+    'Approve / reject / edit decisions on queued candidates; append-only except the erasure of their notes';
 COMMENT ON COLUMN memory_fabric.decisions.decided_by_role IS 'The database role that decided (decided_by is the name it gave)';
 CREATE INDEX decisions_candidate ON memory_fabric.decisions (candidate_id, decided_at DESC);
 CREATE INDEX decisions_rejected ON memory_fabric.decisions (tenant_id, candidate_id) WHERE action = 'reject';
@@ -205,10 +216,12 @@ CREATE TABLE memory_fabric.consents (
     revoked_at              timestamptz,
     revoked_by              text,
     revocation_reason       text,
+    -- Set when the erasure of its subject emptied its evidence refs and revocation reason.
+    erased_at               timestamptz,
     CHECK (revoked_at IS NULL OR revoked_by IS NOT NULL)
 );
 COMMENT ON TABLE memory_fabric.consents IS
-    'Consent records; append-only except write-once revoked_at, revoked_by, revocation_reason';
+    'Consent records; append-only except write-once revoked_at, revoked_by, revocation_reason and their erasure';
 CREATE INDEX consents_subject ON memory_fabric.consents (tenant_id, subject, purpose);
 
 -- The table recall reads. promote() is the only way in.
@@ -368,9 +381,12 @@ CREATE TABLE memory_fabric.events (
     actor      text,
     payload    jsonb       NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(payload) = 'object'),
     created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-    actor_role text
+    actor_role text,
+    -- Set when the erasure of the subject of the candidate or memory it is about masked the free
+    -- text in its payload (memory_fabric._erased_payload()).
+    erased_at  timestamptz
 );
-COMMENT ON TABLE memory_fabric.events IS 'Audit events; append-only';
+COMMENT ON TABLE memory_fabric.events IS 'Audit events; append-only except the erasure of their payload''s free text';
 COMMENT ON COLUMN memory_fabric.events.actor_role IS 'The database role that acted (actor is the name it gave, else the role)';
 CREATE INDEX events_tenant_created ON memory_fabric.events (tenant_id, created_at);
 CREATE INDEX events_subject ON memory_fabric.events (subject_id) WHERE subject_id IS NOT NULL;
@@ -388,10 +404,21 @@ CREATE TABLE memory_fabric.recall_log (
     as_of                  timestamptz,
     max_recalls            integer     NOT NULL,
     memory_ids             text[]      NOT NULL,
-    scores                 double precision[]
+    scores                 double precision[],
+    -- Set when the erasure of the recall's user emptied its query text.
+    erased_at              timestamptz
 );
-COMMENT ON TABLE memory_fabric.recall_log IS 'What each recall returned (memory_fabric.log_recalls); append-only';
+COMMENT ON TABLE memory_fabric.recall_log IS 'What each recall returned (memory_fabric.log_recalls); append-only except the erasure of the query text';
 CREATE INDEX recall_log_tenant ON memory_fabric.recall_log (tenant_id, recalled_at);
+
+-- Secrets of this database's memory_fabric: 'erasure_digest', the key of the digests that
+-- erasure keeps of erased content (memory_fabric._erased_digest()), 32 random bytes made at
+-- install. Only a superuser, and the functions that run as one, read it: no role is granted
+-- anything on it, and row-level security, forced, has no policy. Not dumped: a restored database
+-- gets a new key, and the digests written under the old one can no longer be checked there.
+CREATE TABLE memory_fabric.secrets (name text PRIMARY KEY, value bytea NOT NULL CHECK (octet_length(value) >= 32));
+COMMENT ON TABLE memory_fabric.secrets IS 'Keys no role may read (the erasure digest''s); superuser only';
+REVOKE ALL ON memory_fabric.secrets FROM PUBLIC;
 
 -- The locks the pipeline serialises on (src/xact.rs, lock()): one row per key's hash,
 -- row-locked until the transaction ends. No role but the owner of the extension's functions
@@ -475,15 +502,30 @@ WHERE r.reviewer = 'human'
   AND NOT EXISTS (SELECT 1 FROM memory_fabric.promoted_memory p WHERE p.candidate_id = r.candidate_id);
 COMMENT ON VIEW memory_fabric.review_queue IS 'Candidates waiting for a human approve / reject / edit';
 
--- Cosine similarity of two vectors of one model. Its body is parsed here, with pgvector's
--- operator bound once, so it depends on no search_path; queries that call it (recall) get it
--- inlined, the operator itself, and need not name pgvector's schema.
+-- Whether a vector can be compared: the sum of its squares is a positive normal number in single
+-- precision, the arithmetic of pgvector's cosine distance (its norm between the square roots of
+-- the smallest and the largest normal single). Capture and recall refuse other vectors since
+-- 0.16.0 (memory_fabric_core::capture::degenerate_norm); one stored before, whose squares
+-- underflow, would be "similar" to every vector (pgvector clamps 1/0 to a similarity of 1).
+-- Review and recall compare a stored vector only when it is usable.
+DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
+CREATE FUNCTION memory_fabric._usable_vector(v @pgvector@.vector) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN @pgvector@.vector_norm(v) BETWEEN 1.0842022e-19 AND 1.8446743e19
+$ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
+COMMENT ON FUNCTION memory_fabric._usable_vector IS 'Whether a vector''s norm lets it be compared (neither underflows nor overflows in single precision)';
+REVOKE ALL ON FUNCTION memory_fabric._usable_vector FROM PUBLIC;
+
+-- Cosine similarity of a stored vector `a` (NULL when it is not usable) with a vector `b` of the
+-- same model. Its body is parsed here, with pgvector's operator bound once, so it depends on no
+-- search_path; queries that call it (recall) get it inlined, the operator itself, and need not
+-- name pgvector's schema.
 DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
 CREATE FUNCTION memory_fabric._cosine_similarity(a @pgvector@.vector, b @pgvector@.vector) RETURNS double precision
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN 1 - (a OPERATOR(@pgvector@.<=>) b)
+RETURN CASE WHEN memory_fabric._usable_vector(a) THEN 1 - (a OPERATOR(@pgvector@.<=>) b) END
 $ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
-COMMENT ON FUNCTION memory_fabric._cosine_similarity IS 'Cosine similarity of two vectors (1 - cosine distance)';
+COMMENT ON FUNCTION memory_fabric._cosine_similarity IS 'Cosine similarity of two vectors (1 - cosine distance); NULL for a stored vector that is not usable';
 REVOKE ALL ON FUNCTION memory_fabric._cosine_similarity FROM PUBLIC;
 
 -- The visibility rules, stated once: the promoted memories a recall for (tenant, user, intent,
@@ -533,6 +575,37 @@ COMMENT ON FUNCTION memory_fabric._visible_memories IS
     'The promoted memories a recall for a tenant, user, intent and classification set may see at an instant';
 REVOKE ALL ON FUNCTION memory_fabric._visible_memories FROM PUBLIC;
 
+-- Whether an identifier names a subject: it is the subject, or "<kind>:<subject>"
+-- (customer:cus_77 names cus_77). The memories about a subject are those whose user or entity
+-- names it: consent (src/consents.rs) and erasure (memory_fabric.forget_subject()) read them
+-- alike. Inlined into their queries.
+CREATE FUNCTION memory_fabric._names_subject(name text, subject text) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN name = subject OR (pg_catalog.strpos(name, ':') > 0
+                          AND pg_catalog.substr(name, pg_catalog.strpos(name, ':') + 1) = subject);
+COMMENT ON FUNCTION memory_fabric._names_subject IS
+    'Whether an identifier names a subject: the subject itself, or <kind>:<subject>';
+REVOKE ALL ON FUNCTION memory_fabric._names_subject FROM PUBLIC;
+
+-- An event's payload as erasure leaves it: the values of the keys that hold ids, names of the
+-- pipeline's own, numbers or flags stay; every other value, which may hold what someone wrote
+-- (an operator's reason, notes), becomes "[erased]"; "erased": true marks it.
+CREATE FUNCTION memory_fabric._erased_payload(p jsonb) RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT coalesce(pg_catalog.jsonb_object_agg(e.key,
+               CASE WHEN e.key = ANY (ARRAY['candidate_id', 'review_id', 'decision_id', 'consent_id', 'memory_id',
+                                            'supersedes', 'superseded_by', 'coexists_with', 'contradicts', 'tier',
+                                            'resolution', 'promoted_by', 'event', 'version', 'model'])
+                         OR pg_catalog.jsonb_typeof(e.value) IN ('number', 'boolean', 'null')
+                    THEN e.value ELSE '"[erased]"'::jsonb END), '{}'::jsonb)
+           || '{"erased": true}'::jsonb
+    FROM pg_catalog.jsonb_each(_erased_payload.p) e;
+END;
+COMMENT ON FUNCTION memory_fabric._erased_payload IS
+    'An event payload without its free text, as erasure leaves it';
+REVOKE ALL ON FUNCTION memory_fabric._erased_payload FROM PUBLIC;
+
 -- ---------------------------------------------------------------------------------------------
 -- Append-only guards. Row-level BEFORE UPDATE/DELETE and statement-level BEFORE TRUNCATE,
 -- ENABLE ALWAYS so they fire under session_replication_role = replica as well. They hold for
@@ -558,9 +631,12 @@ $$;
 -- Write-once columns (named as trigger arguments) may go from NULL to a value, never back
 -- and never to another value; every other column is fixed. An UPDATE that sets no write-once
 -- column is refused too. Two governed exceptions:
--- * Erasure: when a write-once erased_at is set, the content columns may change, but only to
---   the tombstone (text '[erased]', value, embedding and metadata emptied); ids, timestamps,
---   hashes and everything else stay.
+-- * Erasure: when a write-once erased_at is set, the columns that can hold a subject's data may
+--   change, but only to their tombstone: text '[erased]'; value, embedding, metadata, evidence
+--   refs and a recall's query text emptied; notes and a retraction's or revocation's reason
+--   '[erased]'; an event's payload without its free text (memory_fabric._erased_payload()); a
+--   content hash to its keyed digest (memory_fabric._erased_digest(), which only a superuser's
+--   function can compute). Ids, timestamps and everything else stay.
 -- * Re-embedding (promoted_memory): a memory that is not erased may get a new vector of
 --   another embedding model: embedding_model changes to a different, non-empty name and
 --   embedding to a non-null vector, together; the text and everything else stay. The vector is
@@ -576,7 +652,10 @@ DECLARE
     reembedding boolean := TG_TABLE_NAME = 'promoted_memory' AND NOT erasing AND o ->> 'erased_at' IS NULL
         AND o ->> 'embedding' IS NOT NULL AND n ->> 'embedding' IS NOT NULL
         AND n ->> 'embedding_model' <> '' AND n ->> 'embedding_model' IS DISTINCT FROM o ->> 'embedding_model';
-    tombstone constant jsonb := '{"text": "[erased]", "value": null, "embedding": null, "metadata": {}}';
+    tombstone constant jsonb := '{"text": "[erased]", "value": null, "embedding": null, "metadata": {},
+        "evidence_refs": [], "notes": "[erased]", "query_text": null, "retraction_reason": "[erased]",
+        "revocation_reason": "[erased]"}';
+    expected jsonb;
 BEGIN
     FOR k IN SELECT jsonb_object_keys(n) ORDER BY 1 LOOP
         CONTINUE WHEN o -> k IS NOT DISTINCT FROM n -> k;
@@ -585,11 +664,18 @@ BEGIN
         CONTINUE WHEN n -> k = 'null'::jsonb AND EXISTS (
             SELECT 1 FROM pg_catalog.pg_attribute a
             WHERE a.attrelid = TG_RELID AND a.attname = k AND a.attgenerated <> '');
-        IF erasing AND tombstone ? k THEN
-            IF n -> k IS DISTINCT FROM tombstone -> k THEN
+        IF erasing AND (tombstone ? k OR k IN ('content_hash', 'payload'))
+           AND NOT (k = ANY (TG_ARGV) AND o ->> k IS NULL) THEN
+            -- a content hash becomes its keyed digest (a superuser's function: no other role can
+            -- make one), a payload loses its free text
+            expected := CASE k WHEN 'content_hash' THEN pg_catalog.to_jsonb(memory_fabric._erased_digest(o ->> k))
+                               WHEN 'payload' THEN memory_fabric._erased_payload(o -> k)
+                               ELSE tombstone -> k END;
+            IF n -> k IS DISTINCT FROM expected THEN
                 RAISE EXCEPTION 'cannot update column "%" of table "%.%"', k, TG_TABLE_SCHEMA, TG_TABLE_NAME
                     USING ERRCODE = 'object_not_in_prerequisite_state',
-                          DETAIL = format('Rule: erasure may only replace %s with its tombstone %s.', k, tombstone -> k);
+                          DETAIL = format('Rule: erasure may only replace %s with its tombstone %s.', k,
+                                          CASE k WHEN 'content_hash' THEN 'digest' ELSE expected::text END);
             END IF;
         ELSIF reembedding AND k IN ('embedding', 'embedding_model') THEN
             NULL;  -- a new vector of another model, checked above
@@ -628,10 +714,10 @@ DECLARE
     once text[];
 BEGIN
     FOR t, once IN VALUES
-        ('policies', '{}'::text[]), ('candidates', '{erased_at}'), ('embedding_models', '{}'), ('reviews', '{}'),
-        ('decisions', '{}'), ('consents', '{revoked_at,revoked_by,revocation_reason}'),
-        ('promoted_memory', '{retracted_at,retracted_by,retraction_reason,erased_at}'), ('events', '{}'),
-        ('tenant_grants', '{revoked_at,revoked_by}'), ('recall_log', '{}') LOOP
+        ('policies', '{}'::text[]), ('candidates', '{erased_at}'), ('embedding_models', '{registered_by}'), ('reviews', '{}'),
+        ('decisions', '{erased_at}'), ('consents', '{revoked_at,revoked_by,revocation_reason,erased_at}'),
+        ('promoted_memory', '{retracted_at,retracted_by,retraction_reason,erased_at}'), ('events', '{erased_at}'),
+        ('tenant_grants', '{revoked_at,revoked_by}'), ('recall_log', '{erased_at}') LOOP
         IF once = '{}' THEN
             EXECUTE pg_catalog.format('CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.%I FOR EACH ROW '
                                       'EXECUTE FUNCTION memory_fabric._guard_append_only()', t);
@@ -672,16 +758,43 @@ REVOKE ALL ON SEQUENCE memory_fabric.policy_versions FROM PUBLIC;
 GRANT SELECT, UPDATE ON SEQUENCE memory_fabric.policy_versions TO @extowner@;
 
 -- Row-level security, enabled and forced on every table; the policies, which call
--- memory_fabric._visible_tenant(), are in src/security.rs. locks and scope_versions have none:
--- nobody reads them.
+-- memory_fabric._visible_tenant(), are in src/security.rs. locks, scope_versions and secrets
+-- have none: nobody reads them.
 DO $$
 DECLARE
     t text;
 BEGIN
     FOREACH t IN ARRAY ARRAY['policies', 'candidates', 'embedding_models', 'reviews', 'decisions', 'consents',
                              'promoted_memory', 'events', 'tenant_grants', 'recall_log', 'locks',
-                             'scope_versions'] LOOP
+                             'scope_versions', 'secrets'] LOOP
         EXECUTE pg_catalog.format('ALTER TABLE memory_fabric.%I ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY', t);
+    END LOOP;
+END
+$$;
+
+-- No statistics of the values of the tables' text columns: the planner estimates a query's rows
+-- from the statistics of all tenants' rows, also for a role whose rows row-level security
+-- narrows to one tenant, whenever the query compares with an operator PostgreSQL deems leakproof
+-- (text equality and order are). EXPLAIN SELECT * FROM memory_fabric.candidates WHERE
+-- tenant_id = 'x' told whether tenant x exists and how many rows it has, and ordering estimates
+-- on a text column could be walked to read another tenant's values a histogram bound at a time.
+-- Without them every value of such a column is estimated alike. Numbers and times keep theirs
+-- (what they show is the spread of all tenants' rows together; README, Security).
+DO $$
+DECLARE
+    c record;
+BEGIN
+    FOR c IN SELECT a.attrelid::pg_catalog.regclass AS rel, a.attname
+             FROM pg_catalog.pg_attribute a
+             WHERE a.attrelid = ANY (ARRAY['memory_fabric.policies', 'memory_fabric.candidates', 'memory_fabric.embedding_models',
+                                           'memory_fabric.reviews', 'memory_fabric.decisions', 'memory_fabric.consents',
+                                           'memory_fabric.promoted_memory', 'memory_fabric.events',
+                                           'memory_fabric.tenant_grants', 'memory_fabric.recall_log']::pg_catalog.regclass[])
+               AND a.attnum > 0 AND NOT a.attisdropped
+               AND a.atttypid = ANY (ARRAY['pg_catalog.text', 'pg_catalog.jsonb', 'pg_catalog.text[]',
+                                           'pg_catalog.varbit']::pg_catalog.regtype[])
+             ORDER BY 1, 2 LOOP
+        EXECUTE pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I SET STATISTICS 0', c.rel, c.attname);
     END LOOP;
 END
 $$;

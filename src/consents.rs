@@ -6,13 +6,13 @@ use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
 
 // The consent's subject is the memory's: its user ($2) when it has one, and its entity ($3) when
-// it has one, either as the subject itself or as "<kind>:<subject>" (customer:cus_77). A memory
-// with neither has no subject and no consent.
+// it has one, each naming it as the subject itself or as "<kind>:<subject>" (customer:cus_77;
+// memory_fabric._names_subject(), which erasure reads too). A memory with neither has no subject
+// and no consent.
 const MATCHING_CONSENT: &str = "SELECT k.id FROM memory_fabric.consents k \
      WHERE k.tenant_id = $1 AND ($2::text IS NOT NULL OR $3::text IS NOT NULL) \
-       AND ($2::text IS NULL OR k.subject = $2) \
-       AND ($3::text IS NULL OR k.subject = $3 \
-            OR (pg_catalog.strpos($3, ':') > 0 AND pg_catalog.substr($3, pg_catalog.strpos($3, ':') + 1) = k.subject)) \
+       AND ($2::text IS NULL OR memory_fabric._names_subject($2, k.subject)) \
+       AND ($3::text IS NULL OR memory_fabric._names_subject($3, k.subject)) \
        AND k.revoked_at IS NULL AND k.captured_at <= pg_catalog.clock_timestamp() \
        AND (k.valid_until IS NULL OR k.valid_until > pg_catalog.clock_timestamp()) \
        AND (pg_catalog.cardinality(k.predicates_allowed) = 0 OR $4 = ANY (k.predicates_allowed)) \

@@ -201,6 +201,93 @@ pub fn registered_dimensions(client: &mut SpiClient<'_>, tenant: &str, model: &s
     }
 }
 
+const MODEL_REGISTRATION: &str = "SELECT dimensions, registered_by IS NOT NULL, xmin::text::bigint \
+     FROM memory_fabric.embedding_models WHERE tenant_id = $1 AND model = $2";
+const MODEL_AUTHORIZE_NEW: &str = "INSERT INTO memory_fabric.embedding_models (tenant_id, model, dimensions, registered_by) \
+     VALUES ($1, $2, $3, pg_catalog.pg_get_userbyid($4))";
+const MODEL_AUTHORIZE: &str = "UPDATE memory_fabric.embedding_models SET registered_by = pg_catalog.pg_get_userbyid($3) \
+     WHERE tenant_id = $1 AND model = $2 AND registered_by IS NULL";
+
+thread_local! {
+    // (tenant, model) a tenant admin registered for callers' vectors, with its dimension, read
+    // from a committed row: registered_by is write-once, so it holds for the life of the backend.
+    static REGISTERED: std::cell::RefCell<std::collections::HashMap<(String, String), i32>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// A model's row in the register: its dimension, whether a tenant admin registered it for
+/// callers' vectors, and whether this transaction wrote the row (not committed yet).
+fn read_registration(client: &SpiClient<'_>, tenant: &str, model: &str) -> Option<(i32, bool, bool)> {
+    client
+        .select(&*plan(client, MODEL_REGISTRATION, &[TEXT, TEXT], false), Some(1), &[tenant.into(), model.into()])
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read embedding models: {e}"))
+        .into_iter()
+        .next()
+        .and_then(|r| {
+            let d = crate::spi::col::<i32>(&r, 1)?;
+            let registered = crate::spi::col::<bool>(&r, 2).unwrap_or(false);
+            let xmin = crate::spi::col::<i64>(&r, 3);
+            let mine = xmin.is_none_or(|x| unsafe {
+                pg_sys::TransactionIdIsCurrentTransactionId(pg_sys::TransactionId::from_inner(x as u32))
+            });
+            Some((d, registered, mine))
+        })
+}
+
+/// The dimension of `model`'s vectors when a tenant admin has registered it for callers' vectors
+/// (register()); None otherwise, also for a row that only fixes a dimension.
+pub fn registered_for_callers(client: &SpiClient<'_>, tenant: &str, model: &str) -> Option<i32> {
+    let key = (tenant.to_owned(), model.to_owned());
+    if let Some(d) = REGISTERED.with(|m| m.borrow().get(&key).copied()) {
+        return Some(d);
+    }
+    match read_registration(client, tenant, model) {
+        Some((d, true, false)) => {
+            REGISTERED.with(|m| m.borrow_mut().insert(key, d));
+            Some(d)
+        }
+        Some((d, true, true)) => Some(d),
+        _ => None,
+    }
+}
+
+/// Registers `model` for callers' vectors of `dims` dimensions for the tenant, as the calling
+/// role: a new row, or the row a vector already fixed the dimension of. 22023 for a built-in
+/// model's name; 55000 when the model's dimension is fixed at another value. Returns whether the
+/// model was registered before.
+pub fn register(client: &mut SpiClient<'_>, tenant: &str, model: &str, dims: i32) -> bool {
+    if model == HASH || model == SEMANTIC {
+        raise(Error::invalid(format!("embedding model name \"{model}\" is reserved"))
+            .detail("That name belongs to a built-in embedder, whose vectors only the extension makes."));
+    }
+    crate::xact::lock(client, "model", &[Some(tenant), Some(model)]);
+    let role = crate::role::caller();
+    match read_registration(client, tenant, model) {
+        Some((d, _, _)) if d != dims => raise(
+            Error::wrong_state(format!("embedding model \"{model}\" has {d} dimensions for tenant \"{tenant}\""))
+                .detail(format!("{dims} were given; a model's dimension is fixed by its first vector and never changes."))
+                .hint("Register the new vectors under another model name."),
+        ),
+        Some((_, true, _)) => true,
+        Some((_, false, _)) => {
+            client
+                .update(&*plan(client, MODEL_AUTHORIZE, &[TEXT, TEXT, crate::spi::OID], true), None, &[tenant.into(), model.into(), role.into()])
+                .unwrap_or_else(|e| error!("memory_fabric: cannot register embedding model: {e}"));
+            false
+        }
+        None => {
+            client
+                .update(
+                    &*plan(client, MODEL_AUTHORIZE_NEW, &[TEXT, TEXT, INT4, crate::spi::OID], true),
+                    None,
+                    &[tenant.into(), model.into(), dims.into(), role.into()],
+                )
+                .unwrap_or_else(|e| error!("memory_fabric: cannot register embedding model: {e}"));
+            false
+        }
+    }
+}
+
 /// The function named by memory_fabric.embedding_function, schema-qualified, and the model name
 /// its vectors are recorded under (memory_fabric.embedding_model, else that qualified name).
 pub fn embedding_function(client: &SpiClient<'_>, func: &str) -> (String, String) {

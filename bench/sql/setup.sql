@@ -20,6 +20,7 @@ CREATE TABLE IF NOT EXISTS bench.probes (id bigint PRIMARY KEY, kind text, tenan
 CREATE TABLE IF NOT EXISTS bench.plain_candidates (LIKE memory_fabric.candidates INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES);
 GRANT SELECT ON bench.probes TO bench_agent;
 GRANT INSERT ON bench.plain_candidates TO bench_agent;
--- every tenant's vectors are of one model, 384 dimensions
-INSERT INTO memory_fabric.embedding_models (tenant_id, model, dimensions)
-SELECT format('t%s', lpad(i::text, 4, '0')), 'bench-384', 384 FROM generate_series(0, 999) i ON CONFLICT DO NOTHING;
+-- every tenant's vectors are of one model, 384 dimensions, registered for callers' vectors as a
+-- tenant admin registers it (memory_fabric.register_embedding_model())
+INSERT INTO memory_fabric.embedding_models (tenant_id, model, dimensions, registered_by)
+SELECT format('t%s', lpad(i::text, 4, '0')), 'bench-384', 384, current_user FROM generate_series(0, 999) i ON CONFLICT DO NOTHING;

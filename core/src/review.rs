@@ -243,6 +243,10 @@ pub struct Context<'a> {
     /// without a human (step 7).
     pub retracted: &'a [Neighbor],
     pub consent: Option<Consent>,
+    /// Embedding models other than the candidate's of memories in its scope (live, or retracted
+    /// and not erased), which its vector could not be compared with: the candidate waits for a
+    /// human (step 7).
+    pub other_models: &'a [String],
 }
 
 /// Decides the verdict (see `decide_with` for steps 2 and 3).
@@ -409,6 +413,9 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
         } else if let Some(r) = retracted {
             note(format!("repeats retracted memory {}{}", r.id, fmt_sim(r.similarity)));
             Some("repeats_retracted")
+        } else if !cx.other_models.is_empty() {
+            note(format!("not compared with the scope's memories of other embedding models: {}", cx.other_models.join(", ")));
+            Some("unreviewed_models")
         } else {
             None
         };
@@ -763,6 +770,23 @@ mod tests {
         p.provenance.untrusted_evidence = UntrustedEvidence::Allow;
         let v = decide_with(&s, &[], th(), &p, &Context::default());
         assert_eq!((v.status, v.human), (Status::PendingPromotion, false));
+    }
+
+    #[test]
+    fn memories_of_other_models_send_a_candidate_to_a_human() {
+        let p = policy();
+        let s = Subject { source: "agent", classification: "INTERNAL", text: "Refunds are allowed for every customer.", ..seed() };
+        let others = vec!["sentence-transformers/all-MiniLM-L6-v2".to_owned()];
+        let v = decide_with(&s, &[], th(), &p, &Context { other_models: &others, ..Default::default() });
+        assert_eq!((v.status, v.human, v.reason.as_deref()), (Status::PendingPromotion, true, Some("unreviewed_models")));
+        assert_eq!(v.notes.as_deref(), Some("not compared with the scope's memories of other embedding models: sentence-transformers/all-MiniLM-L6-v2"));
+        // a duplicate found among its own model's memories is still a duplicate
+        let dup = Neighbor { content_hash: s.content_hash.to_owned(), ..n("pm_d", s.text, 1.0) };
+        let v = decide_with(&s, std::slice::from_ref(&dup), th(), &p, &Context { other_models: &others, ..Default::default() });
+        assert_eq!(v.status, Status::DuplicateOf);
+        // without them, nothing waits
+        let v = decide_with(&s, &[], th(), &p, &Context::default());
+        assert_eq!((v.human, v.reason), (false, None));
     }
 
     #[test]

@@ -17,7 +17,7 @@ import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
 
-MODEL = "example/hash-64"  # any name; the first vector fixes its dimension for the tenant
+MODEL = "example/hash-64"  # registered for the tenant by its admin (examples/run.sh)
 
 
 def embed(text: str) -> np.ndarray:

@@ -44,7 +44,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from memory_models import Base, Candidate, PromotedMemory, Review, ReviewQueue, tenant_sessionmaker
 
 TENANT = "acme"
-MODEL = "example/hash-64"  # any name; the first vector fixes its dimension for the tenant
+MODEL = "example/hash-64"  # registered for the tenant by its admin (examples/run.sh)
 
 
 def embed(text: str) -> np.ndarray:

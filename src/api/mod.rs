@@ -19,6 +19,7 @@ mod purge_expired_memories;
 mod recall;
 mod record_consent;
 mod reembed_memories;
+mod register_embedding_model;
 mod reject;
 mod retract;
 mod review_candidate;

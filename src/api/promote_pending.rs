@@ -2,10 +2,12 @@
 //! candidates in capture order, reviews each one that has no review yet, and promotes each whose
 //! review lets it through without a human, in batches that each commit. The rules are those of
 //! review_candidate() and promote() one call at a time: duplicates, contradictions that block and
-//! candidates queued for a human stay where review put them.
+//! candidates queued for a human stay where review put them. A candidate whose review is out of
+//! date (what it was compared with changed since) is reviewed again, as promote() would ask, and
+//! the run goes on.
 
 use crate::pipeline::maintenance::{require_batch, require_no_transaction_block};
-use crate::pipeline::promotion::promote;
+use crate::pipeline::promotion::promote_unless_stale;
 use crate::pipeline::review::review;
 use crate::rows;
 use crate::security::require_tenant;
@@ -88,8 +90,19 @@ fn _promote_pending_batch(
                 }
             };
             if r.promotable() && r.reviewer == "auto" {
-                promote(client, id, None, false);
-                promoted += 1;
+                if promote_unless_stale(client, id).is_some() {
+                    promoted += 1;
+                } else {
+                    // the memories changed since its review (a contradiction promoted since,
+                    // say): reviewed again, as promote()'s error asks, and promoted if the new
+                    // verdict lets it through; one stale review never stops the run
+                    review(client, id, None);
+                    reviewed += 1;
+                    let again = rows::effective_review(client, id).unwrap_or_else(|| error!("memory_fabric: review of {id} vanished"));
+                    if again.promotable() && again.reviewer == "auto" && promote_unless_stale(client, id).is_some() {
+                        promoted += 1;
+                    }
+                }
             }
         }
         let last = picked.last().cloned();

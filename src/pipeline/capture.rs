@@ -44,9 +44,15 @@ pub fn capture(client: &mut SpiClient<'_>, input: &CaptureInput<'_>, caller_vec:
     let max_dims = pol.policy.limits.embedding_max_dimensions;
 
     let (vector, model) = match (caller_vec, embedding_model) {
+        // A caller's vector only of a model a tenant admin registered: review compares memories
+        // by these vectors, so no caller may name a model of its own choosing.
         (Some(v), Some(m)) => {
             check_embedding(&v, None, max_dims).or_raise();
-            let d = registered_dimensions(client, tenant, m, v.len() as i32);
+            let Some(d) = crate::embedder::registered_for_callers(client, tenant, m) else {
+                raise(Error::invalid(format!("embedding model \"{m}\" is not registered for tenant \"{tenant}\""))
+                    .detail("A caller's vectors are accepted only for a model a tenant admin registered: review compares memories by them.")
+                    .hint("A tenant admin registers it with memory_fabric.register_embedding_model(); or leave embedding and embedding_model out to use the configured embedder."));
+            };
             check_embedding(&v, Some(d as usize), max_dims).or_raise();
             (v, m.to_owned())
         }

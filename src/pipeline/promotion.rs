@@ -54,13 +54,35 @@ const INSERT: &str = "WITH t AS (SELECT $12::timestamptz AS now) \
 /// Promotes an open, reviewed candidate. `approved` is set only by approve(), after it has
 /// recorded the approval decision.
 pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<&str>, approved: bool) -> String {
+    promote_if_current(client, candidate_id, approver, approved, false)
+        .unwrap_or_else(|| error!("memory_fabric: promotion of {candidate_id} refused without an error"))
+}
+
+/// What the bulk path does (promote_pending()): promotes like promote(), or returns None, having
+/// written nothing, when review would decide otherwise now (promote() raises 55000 then), so
+/// that the caller reviews the candidate again instead of stopping.
+pub fn promote_unless_stale(client: &mut SpiClient<'_>, candidate_id: &str) -> Option<String> {
+    promote_if_current(client, candidate_id, None, false, true)
+}
+
+fn promote_if_current(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<&str>, approved: bool, stale_ok: bool) -> Option<String> {
     crate::xact::lock(client, "candidate", &[Some(candidate_id)]);
     let c = crate::security::candidate_for_caller(client, candidate_id);
     // An erasure of the candidate's subject cannot interleave: forget_subject() takes the same
     // lock, so it either ran first (the candidate, read again, is erased) or waits and then
     // erases the new memory with the rest. Without it, a promotion could copy content that an
     // uncommitted erasure had already tombstoned into a memory the erasure never saw.
-    let subjects: Vec<&str> = [c.user_id.as_deref(), c.entity.as_deref()].into_iter().flatten().collect();
+    // every subject the candidate's user or entity names: itself, and what follows the kind of
+    // a "<kind>:<subject>" (memory_fabric._names_subject(), as erasure reads it)
+    let mut subjects: Vec<&str> = Vec::new();
+    for name in [c.user_id.as_deref(), c.entity.as_deref()].into_iter().flatten() {
+        subjects.push(name);
+        if let Some((_, s)) = name.split_once(':') {
+            subjects.push(s);
+        }
+    }
+    subjects.sort_unstable();
+    subjects.dedup();
     for s in &subjects {
         crate::xact::lock(client, "subject", &[Some(c.tenant_id.as_str()), Some(s)]);
     }
@@ -88,6 +110,9 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
         && now.contradicts == r.contradicts_id
         && now.resolution.map(|x| x.as_str()) == r.resolution.as_deref();
     let consent_same = now.consent_id == r.consent_id;
+    if (!same || !consent_same) && stale_ok {
+        return None;
+    }
     if !same || !consent_same {
         let what = if consent_same { "the promoted memories" } else { "its consent" };
         raise(Error::wrong_state(format!("{what} changed since candidate \"{}\" was reviewed", c.id))
@@ -151,7 +176,7 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
         json!({"candidate_id": c.id, "review_id": r.id, "tier": r.tier, "promoted_by": promoted_by,
                "supersedes": supersedes, "coexists_with": if coexist { r.contradicts_id.clone() } else { None }}),
     );
-    pm
+    Some(pm)
 }
 
 const DECIDE: &str = "INSERT INTO memory_fabric.decisions (id, tenant_id, candidate_id, review_id, action, decided_by, \

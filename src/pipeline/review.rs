@@ -88,7 +88,8 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
     let vs = vector_schema(client);
     let sc = scope(c.user_id.is_none());
     let sim = format!(
-        "CASE WHEN m.embedding_model = $4 THEN 1 - (m.embedding OPERATOR({vs}.<=>) $5::real[]::{vs}.vector) END"
+        "CASE WHEN m.embedding_model = $4 AND memory_fabric._usable_vector(m.embedding) \
+              THEN 1 - (m.embedding OPERATOR({vs}.<=>) $5::real[]::{vs}.vector) END"
     );
     let mut out: Vec<Neighbor> = Vec::new();
     let base_args = || -> Vec<pgrx::datum::DatumWithOid<'_>> {
@@ -137,7 +138,8 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
             let d = q.len();
             let model = pgrx::spi::quote_literal(&c.embedding_model);
             format!(
-                "SELECT m.id, 1 - (m.embedding::{vs}.vector({d}) OPERATOR({vs}.<=>) $5::real[]::{vs}.vector({d})) AS sim \
+                "SELECT m.id, CASE WHEN memory_fabric._usable_vector(m.embedding) \
+                        THEN 1 - (m.embedding::{vs}.vector({d}) OPERATOR({vs}.<=>) $5::real[]::{vs}.vector({d})) END AS sim \
                  FROM memory_fabric.promoted_memory m \
                  WHERE {sc} AND m.embedding_model = {model} AND $4::text IS NOT NULL \
                  ORDER BY m.embedding::{vs}.vector({d}) OPERATOR({vs}.<=>) $5::real[]::{vs}.vector({d}) LIMIT $6"
@@ -154,7 +156,7 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
             let distance = if by_bits {
                 format!("m.embedding_bits OPERATOR({vs}.<~>) (SELECT {vs}.binary_quantize($5::real[]::{vs}.vector))")
             } else {
-                format!("m.embedding OPERATOR({vs}.<=>) (SELECT $5::real[]::{vs}.vector)")
+                format!("CASE WHEN memory_fabric._usable_vector(m.embedding) THEN m.embedding OPERATOR({vs}.<=>) (SELECT $5::real[]::{vs}.vector) END")
             };
             let part = |intent: &str, fit: &str| {
                 let sc = scope_of(c.user_id.is_none(), intent);
@@ -185,7 +187,8 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
             .join(" UNION ALL ");
             if by_bits {
                 format!(
-                    "SELECT r.id, 1 - (m.embedding OPERATOR({vs}.<=>) (SELECT $5::real[]::{vs}.vector)) AS sim \
+                    "SELECT r.id, CASE WHEN memory_fabric._usable_vector(m.embedding) \
+                            THEN 1 - (m.embedding OPERATOR({vs}.<=>) (SELECT $5::real[]::{vs}.vector)) END AS sim \
                      FROM (SELECT s.id FROM ({parts}) s ORDER BY s.d, s.id LIMIT {RESCORED}) r \
                      JOIN memory_fabric.promoted_memory m ON m.id = r.id ORDER BY sim DESC, r.id LIMIT $6"
                 )
@@ -294,6 +297,7 @@ fn distance_to_candidate(client: &SpiClient<'_>, t: &str) -> String {
     let vs = vector_schema(client);
     format!(
         "(CASE WHEN {t}.embedding_model = $3 AND {t}.embedding IS NOT NULL AND $4::real[] IS NOT NULL \
+                    AND memory_fabric._usable_vector({t}.embedding) \
                THEN {t}.embedding OPERATOR({vs}.<=>) (SELECT $4::real[]::{vs}.vector) END)"
     )
 }
@@ -619,8 +623,42 @@ fn memories_by_id(client: &SpiClient<'_>, c: &Candidate, ids: &[String], conditi
     (!all || found.len() == ids.len()).then_some(found)
 }
 
+/// The embedding models other than the candidate's of the memories review could not compare with
+/// it by vector: live memories of its scope (its user, or user-less; cross-intent or of its
+/// intent) and retracted, unerased ones of its user. Review's vector search sees a model's own
+/// vectors only, so a candidate in a scope that holds such memories waits for a human
+/// (reason unreviewed_models): no duplicate, contradiction or repeat of a retracted memory passes
+/// under another model's name. Index ranges of promoted_scope (below and above the candidate's
+/// model) and promoted_retracted, each stopping at its first row: nothing to read in a scope of
+/// one model.
+fn other_models(client: &SpiClient<'_>, c: &Candidate) -> Vec<String> {
+    let user = same_user("m", c.user_id.is_none());
+    let live = |intent: &str, range: &str| {
+        format!(
+            "(SELECT m.embedding_model FROM memory_fabric.promoted_memory m \
+              WHERE m.tenant_id = $1 AND {user} AND {intent} AND m.embedding_model {range} $4 AND {LIVE} LIMIT 1)"
+        )
+    };
+    let sql = format!(
+        "SELECT DISTINCT x.model FROM ({} UNION ALL {} UNION ALL {} UNION ALL {} UNION ALL \
+           (SELECT m.embedding_model FROM memory_fabric.promoted_memory m \
+            WHERE m.tenant_id = $1 AND {user} AND m.retracted_at IS NOT NULL AND m.erased_at IS NULL \
+              AND m.embedding_model <> $4 LIMIT 1)) x(model) ORDER BY 1",
+        live("m.intent_scope IS NULL", "<"),
+        live("m.intent_scope IS NULL", ">"),
+        live("m.intent_scope = $3", "<"),
+        live("m.intent_scope = $3", ">"),
+    );
+    let p = plan(client, &sql, &[TEXT, TEXT, TEXT, TEXT], false);
+    client
+        .select(&*p, None, &[c.tenant_id.as_str().into(), c.user_id.as_deref().into(), c.intent_id.as_deref().into(), c.embedding_model.as_str().into()])
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read the scope's models: {e}"))
+        .filter_map(|r| col::<String>(&r, 1))
+        .collect()
+}
+
 /// The verdict on the memories found: with the tenant's policy, the consent, the rejected
-/// candidates and the judge as they are now.
+/// candidates, the judge and the scope's other models as they are now.
 fn decide(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&str>, mut ns: Vec<Neighbor>, retracted: &[Neighbor]) -> (Verdict, i32) {
     let pol = policy::for_tenant(client, &c.tenant_id);
     let thresholds = pol.policy.thresholds_for(&c.embedding_model);
@@ -654,7 +692,8 @@ fn decide(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&str>, mut 
         content_hash: &c.content_hash,
         supersedes: c.supersedes.as_deref(),
     };
-    let cx = Context { judge_configured: judged, force_human, rejected: &rejected, retracted, consent };
+    let others = other_models(client, c);
+    let cx = Context { judge_configured: judged, force_human, rejected: &rejected, retracted, consent, other_models: &others };
     (decide_with(&s, &ns, thresholds, &pol.policy, &cx), pol.version)
 }
 

@@ -160,7 +160,8 @@ else notok "installed objects depend on planted ones:"; echo "$deps" | head -20;
 
 # the pipeline and the views, as ordinary roles
 su -d mf_shadow -c "SELECT memory_fabric.grant_tenant('regress_shadow_agent', 't1')" \
-   -c "SELECT memory_fabric.grant_tenant('regress_shadow_admin', 't1')" > /dev/null
+   -c "SELECT memory_fabric.grant_tenant('regress_shadow_admin', 't1')" \
+   -c "SELECT memory_fabric.register_embedding_model('t1', 'm8', 8)" > /dev/null
 if out=$(mf_psql -q -X -v ON_ERROR_STOP=1 -U regress_shadow_agent -d mf_shadow 2>&1 <<'SQL'
 SET memory_fabric.tenant_id = 't1';
 SELECT count(*) FROM memory_fabric.capture_memory('t1', 'Returns are accepted within 30 days.', 'agent', 'PUBLIC') c,

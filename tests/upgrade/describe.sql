@@ -17,8 +17,8 @@ facts(line) AS (
                   (SELECT array_agg(a::text ORDER BY a::text) FROM unnest(r.relacl) a))
     FROM rels r
     UNION ALL
-    SELECT format('column %s.%s %s notnull=%s default=%s', r.oid::regclass, a.attname, format_type(a.atttypid, a.atttypmod),
-                  a.attnotnull, pg_get_expr(ad.adbin, ad.adrelid))
+    SELECT format('column %s.%s %s notnull=%s default=%s statistics=%s', r.oid::regclass, a.attname,
+                  format_type(a.atttypid, a.atttypmod), a.attnotnull, pg_get_expr(ad.adbin, ad.adrelid), a.attstattarget)
     FROM rels r JOIN pg_attribute a ON a.attrelid = r.oid AND a.attnum > 0 AND NOT a.attisdropped
     LEFT JOIN pg_attrdef ad ON ad.adrelid = r.oid AND ad.adnum = a.attnum
     UNION ALL

@@ -20,7 +20,7 @@ use postgres::{Client, Config, NoTls, Row};
 
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 
-/// Any name; the first vector of a model fixes its dimension for the tenant.
+/// The application's model, registered for the tenant by its admin (examples/run.sh).
 const MODEL: &str = "example/hash-64";
 const DIMS: usize = 64;
 

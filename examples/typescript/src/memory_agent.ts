@@ -15,7 +15,7 @@ import { createHash } from "node:crypto";
 import pg, { DatabaseError } from "pg";
 import pgvector from "pgvector/pg";
 
-const MODEL = "example/hash-64"; // any name; the first vector fixes its dimension for the tenant
+const MODEL = "example/hash-64"; // registered for the tenant by its admin (examples/run.sh)
 const DIMS = 64;
 
 /** The application's own embedding (a stand-in for a real model): hashed bag of words, L2-normalised. */

@@ -73,7 +73,14 @@ FROM (
     SELECT * FROM memory_fabric.capture_memory('tenant_det', 'Returns accepted within 30 days.', 'agent', 'PUBLIC')
 ) s;
 
--- The caller's own vector and model: the model's dimension is registered by its first vector.
+-- The caller's own vector and model: accepted once a tenant admin registered the model (0.16.0;
+-- review compares memories by these vectors), whose dimension registration fixes.
+SELECT memory_fabric.capture_memory('tenant_acme_prod', 'Vector from the application.', 'agent', 'PUBLIC',
+                                    embedding => '[0.1, 0.2, 0.3]', embedding_model => 'app-embed-3d');
+SELECT tenant_id, model, dimensions, registered_by IS NOT NULL AS registered
+FROM memory_fabric.register_embedding_model('tenant_acme_prod', 'app-embed-3d', 3);
+-- again: the same row
+SELECT tenant_id, model, dimensions FROM memory_fabric.register_embedding_model('tenant_acme_prod', 'app-embed-3d', 3);
 SELECT embedding, embedding_model
 FROM memory_fabric.capture_memory('tenant_acme_prod', 'Vector from the application.', 'agent', 'PUBLIC',
                                   embedding => '[0.1, 0.2, 0.3]', embedding_model => 'app-embed-3d');

@@ -10,6 +10,7 @@ CREATE ROLE regress_idx_admin IN ROLE memory_fabric_admin;
 CREATE ROLE regress_idx_nobody;
 SELECT count(*) FROM memory_fabric.grant_tenant('regress_idx_admin', 't_idx');
 SET memory_fabric.tenant_id = 't_idx';
+SELECT count(*) FROM memory_fabric.register_embedding_model('t_idx', 'regress/tiny-8', 8);
 -- eight memories of a model of 8 dimensions
 SELECT count(*) FROM (
     SELECT memory_fabric.promote(c.id)

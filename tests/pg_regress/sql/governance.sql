@@ -153,7 +153,8 @@ SELECT public.regress_try($$SELECT memory_fabric.set_policy('t_corr', '{}')$$) A
 RESET ROLE;
 RESET memory_fabric.tenant_id;
 
--- 5. Erasure: content becomes a tombstone; ids, timestamps, hashes and the audit trail remain.
+-- 5. Erasure: content becomes a tombstone and its hash a keyed digest; ids, timestamps and the
+-- audit trail remain (tests/pg_regress/sql/integrity.sql scans every table for what was erased).
 SELECT pg_temp.cap('t_erase', 'Customer u7 card ends 4242 and lives at Rua Augusta 12.', 'agent', 'PII', usr => 'u7') AS e1 \gset
 SELECT status FROM memory_fabric.review_candidate(:'e1');
 SELECT id AS e1_pm FROM memory_fabric.promote(:'e1') \gset
@@ -161,7 +162,7 @@ SELECT pg_temp.cap('t_erase', 'Customer u8 prefers chat.', 'agent', 'INTERNAL', 
 SELECT id, content_hash AS hash_before, captured_at AS captured_before FROM memory_fabric.candidates WHERE id = :'e1' \gset
 SELECT * FROM memory_fabric.forget_subject('t_erase', 'u7', 'GDPR request 2026-118');
 SELECT text, value, embedding IS NULL AS no_embedding, metadata, erased_at IS NOT NULL AS erased,
-       content_hash = :'hash_before' AS hash_kept, captured_at = :'captured_before' AS time_kept
+       content_hash <> :'hash_before' AND content_hash ~ '^[0-9a-f]{64}$' AS hash_keyed, captured_at = :'captured_before' AS time_kept
 FROM memory_fabric.candidates WHERE id = :'e1';
 SELECT text, embedding IS NULL AS no_embedding, embedding_bits IS NULL AS no_bits, retracted_at IS NOT NULL AS retracted,
        retraction_reason, erased_at IS NOT NULL AS erased

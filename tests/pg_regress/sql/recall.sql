@@ -66,10 +66,12 @@ SELECT text FROM memory_fabric.recall('t_rc', 'support.refund', user_id => 'u1',
 -- The caller's own vectors: compared only with memories of the same model (the built-in
 -- model's memory has no relevance to this query, so it falls under the floor).
 SELECT pg_temp.remember('t_vec', 'Vector memory A', 'agent', 'PUBLIC') AS va \gset
+SELECT count(*) FROM memory_fabric.register_embedding_model('t_vec', 'app-3d', 3);
 SELECT id AS vc FROM memory_fabric.capture_memory('t_vec', 'Vector memory B', 'agent', 'PUBLIC',
     embedding => '[1, 0, 0]', embedding_model => 'app-3d') \gset
-SELECT status FROM memory_fabric.review_candidate(:'vc');
-SELECT count(*) FROM memory_fabric.promote(:'vc');
+-- review cannot compare it with memory A, of the built-in model: a person decides (0.16.0)
+SELECT status, reviewer, reason, reviewer_notes FROM memory_fabric.review_candidate(:'vc');
+SELECT count(*) FROM memory_fabric.approve(:'vc', 'op:vectors');
 SELECT text, round(relevance::numeric, 3) AS relevance, embedding_model
 FROM memory_fabric.recall('t_vec', NULL, query_embedding => '[1, 0, 0]', query_embedding_model => 'app-3d',
                           classification_allowed => ARRAY['PUBLIC'])

@@ -6,7 +6,8 @@
 -- the score) returns, ties included.
 \set SHOW_CONTEXT never
 SET client_min_messages = warning;
-INSERT INTO memory_fabric.embedding_models (tenant_id, model, dimensions) VALUES ('t_ord', 'ord-3', 3), ('t_ord', 'ord-wide', 700);
+INSERT INTO memory_fabric.embedding_models (tenant_id, model, dimensions, registered_by)
+    VALUES ('t_ord', 'ord-3', 3, current_user), ('t_ord', 'ord-wide', 700, current_user);
 -- 600 memories written on the bulk path (the owner may insert; nothing may update), with many
 -- exact ties: 3 priorities x 4 instants, 3 user scopes, 3 intent scopes, 3 classifications, some
 -- retracted, some expired, some promoted after the as_of instant used below.

@@ -507,12 +507,13 @@ DO $$
 DECLARE i int; c text;
 BEGIN
     FOR i IN 1..600 LOOP
-        c := (memory_fabric.capture_memory('t_plans', 'Plan fact ' || i, 'agent', 'INTERNAL',
+        PERFORM memory_fabric.register_embedding_model('t_plans', 'regress/m' || i, 3);
+        c := (memory_fabric.capture_memory('t_plans', 'Plan fact ' || i, 'agent', 'INTERNAL', user_id => 'u' || i,
                  embedding => '[1,0,0]', embedding_model => 'regress/m' || i)).id;
         PERFORM memory_fabric.review_candidate(c);
         PERFORM memory_fabric.promote(c);
         PERFORM memory_fabric.create_embedding_index('regress/m' || i, 3);
-        c := (memory_fabric.capture_memory('t_plans', 'Plan fact again ' || i, 'agent', 'INTERNAL',
+        c := (memory_fabric.capture_memory('t_plans', 'Plan fact again ' || i, 'agent', 'INTERNAL', user_id => 'u' || i,
                  embedding => '[0,1,0]', embedding_model => 'regress/m' || i)).id;
         PERFORM memory_fabric.review_candidate(c);
     END LOOP;
