@@ -106,6 +106,14 @@ fn _check_recall(
     }
 }
 
+/// The C symbol of 0.8.0 to 0.15.0, whose recall() asks it until ALTER EXTENSION UPDATE replaces
+/// it (and drops its SQL function): the dimensions a query vector of `model` must have for the
+/// tenant. No 0.16.0 object uses it (_check_recall() checks the query vector).
+#[pg_extern(sql = false, stable, parallel_safe)]
+fn _query_dimensions(tenant_id: &str, model: &str) -> Option<i32> {
+    Spi::connect(|client| embedder::known_dimensions(client, tenant_id, model))
+}
+
 /// The memories of a scope whose score could be among the `max_recalls` best: recall scores only
 /// these exactly, with the vectors, instead of every memory of the scope.
 ///

@@ -103,6 +103,13 @@ for script in "$MF_ROOT"/tests/upgrade/released/memory_fabric--*.sql; do
   else
     echo "not ok - policies written at $v: $thresholds"; fail=1
   fi
+  # 0.16.0 changed the provenance gate's defaults, and its upgrade writes them into the default
+  # ('*') policy still on 0.15.0's; a policy without the section has them anyway
+  gate=$(q -At -d "$db" -c "SELECT coalesce(p.body -> 'provenance' -> 'untrusted' ? 'tool:fetch'
+                                             AND NOT p.body -> 'provenance' -> 'untrusted' ? 'tool:', true)
+    FROM memory_fabric.policies p WHERE p.tenant_id = '*' ORDER BY p.version DESC LIMIT 1")
+  if [ "$gate" = t ]; then echo "ok - the default policy at $v has today's provenance gate after the upgrade"
+  else echo "not ok - the default policy at $v keeps 0.15.0's provenance gate"; fail=1; fi
   kept=$(q -At -d "$db" -c "SELECT count(*) FROM memory_fabric.recall('t_up', NULL, classification_allowed => ARRAY['PUBLIC'])")
   if [ "$kept" = 1 ]; then echo "ok - data written at $v is recalled after the upgrade"; else echo "not ok - data written at $v: recalled $kept rows"; fail=1; fi
   q -d postgres -c "DROP DATABASE $db"
