@@ -62,6 +62,8 @@ else
   psql_ -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
 fi
 psql_ -d $db -f bench/sql/setup.sql > /dev/null
+# this run's number on the database: a reused one draws fresh facts no earlier run promoted
+run=$(psql_ -At -d $db -c "INSERT INTO bench.runs (n) SELECT coalesce(max(n) + 1, 0) FROM bench.runs RETURNING n")
 nprobes=$([ $smoke = 1 ] && echo 1000 || echo 20000)
 nreview=$([ $smoke = 1 ] && echo 100 || echo 2000)
 csum=0; for c in ${clients//,/ }; do csum=$((csum + c)); done
@@ -127,7 +129,7 @@ for size in ${sizes//,/ }; do
   psql_ -d $db -c "CREATE EXTENSION IF NOT EXISTS pg_prewarm" \
     -c "SELECT count(*) FROM (SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'memory_fabric' AND c.relkind IN ('r', 'i') AND (c.relname LIKE 'promoted%' OR c.relname LIKE 'candidates%') ORDER BY c.relname LIKE 'candidates%', c.oid) w" > /dev/null
   psql_ -d $db -c "TRUNCATE bench.probes"
-  "$gen" probes $((nprobes / 2)) "$size" > "$out/probes.copy"
+  "$gen" probes $((nprobes / 2)) "$size" "$run" > "$out/probes.copy"
   psql_ -d $db -c "\\copy bench.probes FROM '$out/probes.copy'"
   # every transaction draws a probe id in 1..nprobes (odd: a near-duplicate, even: a fresh fact)
   [ "$(psql_ -At -d $db -c "SELECT count(*) = $nprobes AND min(id) = 1 AND max(id) = $nprobes FROM bench.probes")" = t ] \

@@ -24,3 +24,5 @@ GRANT INSERT ON bench.plain_candidates TO bench_agent;
 -- tenant admin registers it (memory_fabric.register_embedding_model())
 INSERT INTO memory_fabric.embedding_models (tenant_id, model, dimensions, registered_by)
 SELECT format('t%s', lpad(i::text, 4, '0')), 'bench-384', 384, current_user FROM generate_series(0, 999) i ON CONFLICT DO NOTHING;
+-- the runs of the benchmark on this database (bench/run.sh numbers each, 0 the first)
+CREATE TABLE IF NOT EXISTS bench.runs (n integer PRIMARY KEY, started_at timestamptz NOT NULL DEFAULT clock_timestamp());

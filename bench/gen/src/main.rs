@@ -120,6 +120,9 @@ fn main() {
         // id, kind, tenant_id, user_id, intent_id, text, embedding, source_memory
         Some("probes") => {
             let (count, size): (u64, u64) = (args[2].parse().unwrap(), args[3].parse().unwrap());
+            // the run of the benchmark on this database (bench.runs): the fresh facts of a later
+            // run are new to it too, since an earlier one promoted its own (0: a fresh database)
+            let run: u64 = args.get(4).map_or(0, |a| a.parse().unwrap());
             for p in 0..count {
                 let mut r = Rng::new(p ^ 0x5EED_0000);
                 let n = r.next() % size;
@@ -135,14 +138,15 @@ fn main() {
                 // contradictions of those promoted at the size before (10k -> 100k -> 1M appends to
                 // one database; with the centre shared, a large tenant drew the same vector again
                 // under another text, which review blocks as a contradiction)
-                let fresh = around(&centre(t, 2_000_000 + size * 20_000 + p), 0.04, &mut r);
-                writeln!(w, "{}\tfresh\tt{t:04}\t{}\t{}\tNew fact {p} at {size} for tenant {t}: {} {}.\t{}\t\\N", 2 * p + 2,
+                let fresh = around(&centre(t, 2_000_000 + size * 20_000 + p + run * 100_000_000_000), 0.04, &mut r);
+                let again = if run == 0 { String::new() } else { format!(" in run {run}") };
+                writeln!(w, "{}\tfresh\tt{t:04}\t{}\t{}\tNew fact {p} at {size}{again} for tenant {t}: {} {}.\t{}\t\\N", 2 * p + 2,
                     opt(u.map(|u| format!("u{u}"))), opt(i.map(str::to_owned)), WORDS[(r.next() % 18) as usize],
                     r.next() % 100_000, vector_text(&fresh)).unwrap();
             }
         }
         _ => {
-            eprintln!("usage: mf-bench-gen memories FROM TO | probes COUNT SIZE");
+            eprintln!("usage: mf-bench-gen memories FROM TO | probes COUNT SIZE [RUN]");
             std::process::exit(2);
         }
     }
