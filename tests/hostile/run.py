@@ -126,6 +126,7 @@ VALID = {
     "classifications_allowed": ["'{}'"], "valid_until": ["NULL"], "auditor_id": ["NULL"], "consent_id": [lit(ids["cns"])],
     "patch": ["'{}'", "'{\"trust\": {\"min_confidence\": 0.5}}'"], "note": ["NULL"], "batch_size": ["100"],
     "role": ["'memory_fabric_hostile_b'"],   # not the caller: revoking its own grant would end the run
+    "model": ["'hostile/m3'"], "dimensions": ["3"],
 }
 
 T, J, V, A, I, F, S = "text", "jsonb", "vector", "text[]", "integer", "double precision", "timestamptz"
@@ -153,6 +154,7 @@ FUNCS = {
     "grant_tenant": [("role", T), ("tenant_id", T)],
     "revoke_tenant": [("role", T), ("tenant_id", T)],
     "create_embedding_index": [("model", T), ("dimensions", I)],
+    "register_embedding_model": [("tenant_id", T), ("model", T), ("dimensions", I)],
 }
 # procedures that commit after every batch: CALLed outside a transaction, pinned for the session
 PROCS = {

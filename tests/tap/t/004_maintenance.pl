@@ -206,10 +206,11 @@ $node->safe_psql('mf', qq{
 	       md5(f.body) || md5(f.body), 1, now() - interval '1 hour' + f.n * interval '1 second'
 	FROM (SELECT n, format('Shipment %s left depot %s with %s crates.', md5(n::text), n % 13, n) AS body
 	      FROM generate_series(1, $n_p) n) f;});
-# another session holds candidate 25 (third batch), as a step on it does (src/xact.rs, lock()),
+# another session holds candidate 25 (third batch), as a step on it does (src/xact.rs, lock(), whose key
+# memory_fabric._lock_key() computes),
 # and has not committed yet; it promotes the candidate once promote_pending has been cancelled
 ($lin, $lout, $lerr) = (q{BEGIN;
-INSERT INTO memory_fabric.locks AS l (key) VALUES (pg_catalog.hashtextextended('candidate:mc_p025', 0))
+INSERT INTO memory_fabric.locks AS l (key) VALUES (memory_fabric._lock_key('candidate', ARRAY['mc_p025']))
 ON CONFLICT (key) DO UPDATE SET key = excluded.key WHERE false;
 SELECT 'locked';
 }, '', '');
