@@ -628,27 +628,34 @@ fn memories_by_id(client: &SpiClient<'_>, c: &Candidate, ids: &[String], conditi
 /// intent) and retracted, unerased ones of its user. Review's vector search sees a model's own
 /// vectors only, so a candidate in a scope that holds such memories waits for a human
 /// (reason unreviewed_models): no duplicate, contradiction or repeat of a retracted memory passes
-/// under another model's name. Index ranges of promoted_scope (below and above the candidate's
-/// model) and promoted_retracted, each stopping at its first row: nothing to read in a scope of
-/// one model.
+/// under another model's name. Each part is a range of the partial index that holds its rows
+/// (promoted_scope_bits and promoted_scope_wide below and above the candidate's model,
+/// promoted_retracted and promoted_retracted_wide), stopping at its first row: nothing is read in
+/// a scope of one model.
 fn other_models(client: &SpiClient<'_>, c: &Candidate) -> Vec<String> {
     let user = same_user("m", c.user_id.is_none());
-    let live = |intent: &str, range: &str| {
-        format!(
+    let fits = "memory_fabric._scope_fits(m.tenant_id, m.user_id, m.intent_scope, m.embedding_model, m.id, \
+                m.classification, m.consent_id, m.embedding)";
+    let retracted_fits = "memory_fabric._scope_fits(m.tenant_id, m.user_id, m.content_hash, m.embedding_model, m.id, '', NULL, m.embedding)";
+    let mut parts = Vec::new();
+    for intent in ["m.intent_scope IS NULL", "m.intent_scope = $3"] {
+        for range in ["<", ">"] {
+            for fit in [fits.to_owned(), format!("NOT {fits}")] {
+                parts.push(format!(
+                    "(SELECT m.embedding_model FROM memory_fabric.promoted_memory m \
+                      WHERE m.tenant_id = $1 AND {user} AND {intent} AND m.embedding_model {range} $4 AND {LIVE} AND {fit} LIMIT 1)"
+                ));
+            }
+        }
+    }
+    for fit in [retracted_fits.to_owned(), format!("NOT {retracted_fits}")] {
+        parts.push(format!(
             "(SELECT m.embedding_model FROM memory_fabric.promoted_memory m \
-              WHERE m.tenant_id = $1 AND {user} AND {intent} AND m.embedding_model {range} $4 AND {LIVE} LIMIT 1)"
-        )
-    };
-    let sql = format!(
-        "SELECT DISTINCT x.model FROM ({} UNION ALL {} UNION ALL {} UNION ALL {} UNION ALL \
-           (SELECT m.embedding_model FROM memory_fabric.promoted_memory m \
-            WHERE m.tenant_id = $1 AND {user} AND m.retracted_at IS NOT NULL AND m.erased_at IS NULL \
-              AND m.embedding_model <> $4 LIMIT 1)) x(model) ORDER BY 1",
-        live("m.intent_scope IS NULL", "<"),
-        live("m.intent_scope IS NULL", ">"),
-        live("m.intent_scope = $3", "<"),
-        live("m.intent_scope = $3", ">"),
-    );
+              WHERE m.tenant_id = $1 AND {user} AND m.retracted_at IS NOT NULL AND m.erased_at IS NULL \
+                AND m.embedding_model <> $4 AND {fit} LIMIT 1)"
+        ));
+    }
+    let sql = format!("SELECT DISTINCT x.model FROM ({}) x(model) ORDER BY 1", parts.join(" UNION ALL "));
     let p = plan(client, &sql, &[TEXT, TEXT, TEXT, TEXT], false);
     client
         .select(&*p, None, &[c.tenant_id.as_str().into(), c.user_id.as_deref().into(), c.intent_id.as_deref().into(), c.embedding_model.as_str().into()])
