@@ -17,6 +17,8 @@
 --   forget_subject() again for a subject to clear what 0.15.0 left.
 -- * The text columns of the tables roles read keep no statistics (their rows in pg_statistic
 --   are removed here): row estimates tell nothing of other tenants.
+-- * promoted_retracted and promoted_retracted_wide are keyed by model too (rebuilt here; they hold
+--   the retracted memories only).
 -- * The default policy ('*') gets a new version with the provenance gate's new defaults when its
 --   newest version still holds 0.15.0's; tenants' own policies are left as written.
 -- Its statements are the install script's own; tests/upgrade/run.sh checks that it ends with the
@@ -53,6 +55,17 @@ ALTER TABLE memory_fabric.secrets ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SEC
 -- Scope versions keyed by a digest of the tenant and the user.
 DELETE FROM memory_fabric.scope_versions;
 ALTER TABLE memory_fabric.scope_versions ALTER COLUMN key TYPE uuid USING pg_catalog.gen_random_uuid();
+
+-- The retracted memories' indexes keyed by model too (review's look for other models).
+DROP INDEX memory_fabric.promoted_retracted;
+DROP INDEX memory_fabric.promoted_retracted_wide;
+CREATE INDEX promoted_retracted ON memory_fabric.promoted_memory (tenant_id, user_id, embedding_model)
+    INCLUDE (content_hash, id, embedding)
+    WHERE retracted_at IS NOT NULL AND erased_at IS NULL
+      AND memory_fabric._scope_fits(tenant_id, user_id, content_hash, embedding_model, id, '', NULL, embedding);
+CREATE INDEX promoted_retracted_wide ON memory_fabric.promoted_memory (tenant_id, user_id, embedding_model)
+    WHERE retracted_at IS NOT NULL AND erased_at IS NULL
+      AND NOT memory_fabric._scope_fits(tenant_id, user_id, content_hash, embedding_model, id, '', NULL, embedding);
 
 -- The functions of this library that are new.
 CREATE FUNCTION memory_fabric."_check_recall"(

@@ -324,12 +324,13 @@ CREATE INDEX promoted_contradicts ON memory_fabric.promoted_memory (contradicts_
 -- few of the scope's rows, kept apart so that review does not visit the live ones, and read
 -- index-only: promoted_retracted holds what the comparison needs, the embedding included, for the
 -- rows whose values fit a btree entry (_scope_fits, given the columns it holds);
--- promoted_retracted_wide keys the rest.
-CREATE INDEX promoted_retracted ON memory_fabric.promoted_memory (tenant_id, user_id)
-    INCLUDE (content_hash, embedding_model, id, embedding)
+-- promoted_retracted_wide keys the rest. Keyed by model too, so that review's look for memories of
+-- other models (src/pipeline/review.rs, other_models()) is a range of each.
+CREATE INDEX promoted_retracted ON memory_fabric.promoted_memory (tenant_id, user_id, embedding_model)
+    INCLUDE (content_hash, id, embedding)
     WHERE retracted_at IS NOT NULL AND erased_at IS NULL
       AND memory_fabric._scope_fits(tenant_id, user_id, content_hash, embedding_model, id, '', NULL, embedding);
-CREATE INDEX promoted_retracted_wide ON memory_fabric.promoted_memory (tenant_id, user_id)
+CREATE INDEX promoted_retracted_wide ON memory_fabric.promoted_memory (tenant_id, user_id, embedding_model)
     WHERE retracted_at IS NOT NULL AND erased_at IS NULL
       AND NOT memory_fabric._scope_fits(tenant_id, user_id, content_hash, embedding_model, id, '', NULL, embedding);
 -- Review: exact and structured dedup, contradiction by (entity, predicate).

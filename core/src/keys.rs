@@ -10,11 +10,9 @@
 
 use sha2::{Digest, Sha256};
 
-/// The SHA-256 of a kind and its parts (None: absent, told apart from the empty string).
-pub fn digest(kind: &str, parts: &[Option<&str>]) -> [u8; 32] {
-    let mut h = Sha256::new();
-    h.update((kind.len() as u64).to_le_bytes());
-    h.update(kind.as_bytes());
+/// Feeds parts to a hash, each length-prefixed (None: a zero byte, told apart from the empty
+/// string, which is a one byte and a zero length).
+pub fn hash_parts(h: &mut Sha256, parts: &[Option<&str>]) {
     for part in parts {
         match part {
             None => h.update([0u8]),
@@ -25,6 +23,14 @@ pub fn digest(kind: &str, parts: &[Option<&str>]) -> [u8; 32] {
             }
         }
     }
+}
+
+/// The SHA-256 of a kind and its parts (hash_parts).
+pub fn digest(kind: &str, parts: &[Option<&str>]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update((kind.len() as u64).to_le_bytes());
+    h.update(kind.as_bytes());
+    hash_parts(&mut h, parts);
     h.finalize().into()
 }
 

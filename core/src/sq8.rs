@@ -220,16 +220,7 @@ impl Floor {
 pub fn scope_key(tenant: &str, user: Option<&str>, intent: Option<&str>) -> [u8; 16] {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
-    for part in [Some(tenant), user, intent] {
-        match part {
-            None => h.update([0u8]),
-            Some(s) => {
-                h.update([1u8]);
-                h.update((s.len() as u64).to_le_bytes());
-                h.update(s.as_bytes());
-            }
-        }
-    }
+    crate::keys::hash_parts(&mut h, &[Some(tenant), user, intent]);
     let d = h.finalize();
     d[..16].try_into().expect("a digest has 32 bytes")
 }

@@ -98,10 +98,18 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
     let empty: Vec<f32> = Vec::new();
     let q: &Vec<f32> = c.embedding.as_ref().unwrap_or(&empty);
 
-    // Exact matches: same content hash, or same structured fact key.
+    // Exact matches: same content hash, or same structured fact key, or the memory it supersedes
+    // (exact_match()). Found by id through the index of each (promoted_hash, promoted_fact, the
+    // primary key), then kept if in the scope: with the scope's rows to choose from, a generic plan
+    // filtered the whole scope by hash (text columns keep no statistics: sql/schema.sql).
     let exact = exact_match(6);
     let exact_sql = format!(
-        "SELECT {COLUMNS}, {sim} FROM memory_fabric.promoted_memory m \
+        "SELECT {COLUMNS}, {sim} FROM ( \
+           SELECT m.id FROM memory_fabric.promoted_memory m WHERE m.tenant_id = $1 AND m.content_hash = $6 \
+           UNION SELECT m.id FROM memory_fabric.promoted_memory m \
+                 WHERE m.tenant_id = $1 AND m.entity = $7 AND m.predicate = $8 AND m.entity IS NOT NULL \
+           UNION SELECT m.id FROM memory_fabric.promoted_memory m WHERE m.id = $9) e \
+         CROSS JOIN LATERAL (SELECT m.* FROM memory_fabric.promoted_memory m WHERE m.id = e.id OFFSET 0) m \
          JOIN memory_fabric.candidates c ON c.id = m.candidate_id \
          WHERE {sc} AND {exact} ORDER BY m.id LIMIT {EXACT_MATCHES}"
     );
@@ -648,12 +656,14 @@ fn other_models(client: &SpiClient<'_>, c: &Candidate) -> Vec<String> {
             }
         }
     }
-    for fit in [retracted_fits.to_owned(), format!("NOT {retracted_fits}")] {
-        parts.push(format!(
-            "(SELECT m.embedding_model FROM memory_fabric.promoted_memory m \
-              WHERE m.tenant_id = $1 AND {user} AND m.retracted_at IS NOT NULL AND m.erased_at IS NULL \
-                AND m.embedding_model <> $4 AND {fit} LIMIT 1)"
-        ));
+    for range in ["<", ">"] {
+        for fit in [retracted_fits.to_owned(), format!("NOT {retracted_fits}")] {
+            parts.push(format!(
+                "(SELECT m.embedding_model FROM memory_fabric.promoted_memory m \
+                  WHERE m.tenant_id = $1 AND {user} AND m.retracted_at IS NOT NULL AND m.erased_at IS NULL \
+                    AND m.embedding_model {range} $4 AND {fit} LIMIT 1)"
+            ));
+        }
     }
     let sql = format!("SELECT DISTINCT x.model FROM ({}) x(model) ORDER BY 1", parts.join(" UNION ALL "));
     let p = plan(client, &sql, &[TEXT, TEXT, TEXT, TEXT], false);
