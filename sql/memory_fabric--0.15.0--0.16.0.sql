@@ -4,8 +4,11 @@
 --   (memory_fabric.register_embedding_model(), embedding_models.registered_by, write-once). The
 --   models captures used before 0.16.0 keep the dimension they fixed and must be registered once
 --   to take callers' vectors again. Review sends a candidate whose scope holds memories of other
---   models to a human (reason unreviewed_models), and compares no stored vector whose norm
---   underflows or overflows (_usable_vector; capture and recall refuse such vectors now).
+--   models to a human (reason unreviewed_models).
+-- * Capture and recall refuse a vector whose sum of squares is zero, subnormal or infinite in
+--   single precision; review rejects a candidate captured with one before (reason
+--   unusable_vector). A live memory stored with one, whose similarity to every vector is 1 or not
+--   a number, is retracted here (retracted_by memory_fabric 0.16.0, an event each).
 -- * Locks and scope versions are keyed by SHA-256 of length-prefixed parts: scope_versions.key
 --   becomes a uuid (memory_fabric._scope_version_key()). The table is emptied: every scope has no
 --   version until it changes next, so reviews recorded before the update are decided again in
@@ -124,20 +127,6 @@ REVOKE ALL ON FUNCTION memory_fabric._check_recall, memory_fabric._erased_digest
 DROP FUNCTION memory_fabric._query_dimensions(text, text);
 
 -- The SQL functions of sql/schema.sql that are new or changed.
-DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
-CREATE FUNCTION memory_fabric._usable_vector(v @pgvector@.vector) RETURNS boolean
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN @pgvector@.vector_norm(v) BETWEEN 1.0842022e-19 AND 1.8446743e19
-$ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
-COMMENT ON FUNCTION memory_fabric._usable_vector IS 'Whether a vector''s norm lets it be compared (neither underflows nor overflows in single precision)';
-REVOKE ALL ON FUNCTION memory_fabric._usable_vector FROM PUBLIC;
-DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
-CREATE OR REPLACE FUNCTION memory_fabric._cosine_similarity(a @pgvector@.vector, b @pgvector@.vector) RETURNS double precision
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN CASE WHEN memory_fabric._usable_vector(a) THEN 1 - (a OPERATOR(@pgvector@.<=>) b) END
-$ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
-COMMENT ON FUNCTION memory_fabric._cosine_similarity IS 'Cosine similarity of two vectors (1 - cosine distance); NULL for a stored vector that is not usable';
-REVOKE ALL ON FUNCTION memory_fabric._cosine_similarity FROM PUBLIC;
 CREATE FUNCTION memory_fabric._names_subject(name text, subject text) RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN name = subject OR (pg_catalog.strpos(name, ':') > 0
@@ -536,9 +525,36 @@ COMMENT ON FUNCTION memory_fabric.forget_subject IS
 INSERT INTO memory_fabric.secrets (name, value) VALUES ('erasure_digest', memory_fabric._random_bytes(32));
 GRANT EXECUTE ON FUNCTION memory_fabric._check_recall, memory_fabric._lock_key, memory_fabric._random_bytes(integer),
     memory_fabric._register_embedding_model(text, text, integer), memory_fabric._scope_version_key,
-    memory_fabric.register_embedding_model(text, text, integer), memory_fabric._usable_vector,
+    memory_fabric.register_embedding_model(text, text, integer),
     memory_fabric._names_subject, memory_fabric._erased_payload TO @extowner@;
 REVOKE ALL ON FUNCTION memory_fabric._erased_digest(text) FROM @extowner@;
+
+-- The live memories whose vector cannot be compared (the sum of its squares is zero, subnormal or
+-- infinite in single precision: pgvector's norm, in double, outside the square roots of the
+-- smallest and the largest normal single) are retracted, each with an event.
+DO $$
+DECLARE
+    n bigint;
+BEGIN
+    EXECUTE pg_catalog.format($q$
+        WITH gone AS (
+            UPDATE memory_fabric.promoted_memory m
+            SET retracted_at = pg_catalog.clock_timestamp(), retracted_by = 'memory_fabric 0.16.0',
+                retraction_reason = 'its vector cannot be compared: the sum of its squares is zero, subnormal or infinite in single precision'
+            WHERE m.retracted_at IS NULL AND m.embedding IS NOT NULL
+              AND NOT %1$s.vector_norm(m.embedding) BETWEEN 1.0842022e-19 AND 1.8446743e19
+            RETURNING m.id, m.tenant_id)
+        INSERT INTO memory_fabric.events (id, tenant_id, kind, subject_id, actor, payload)
+        SELECT 'ev_' || pg_catalog.to_char(pg_catalog.clock_timestamp() AT TIME ZONE 'UTC', 'YYYYMMDD"t"HH24MISS') || '_'
+                   || pg_catalog.substr(pg_catalog.md5(g.id || pg_catalog.random()::text), 1, 12),
+               g.tenant_id, 'memory.retracted', g.id, 'memory_fabric 0.16.0', '{"reason": "unusable_vector"}'
+        FROM gone g$q$, memory_fabric._pgvector_schema());
+    GET DIAGNOSTICS n = ROW_COUNT;
+    IF n > 0 THEN
+        RAISE NOTICE 'memory_fabric 0.16.0 retracted % memories whose vectors cannot be compared', n;
+    END IF;
+END
+$$;
 
 -- The default policy's provenance gate, where it is still 0.15.0's default.
 INSERT INTO memory_fabric.policies (tenant_id, version, body, created_by, note)

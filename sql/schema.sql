@@ -503,30 +503,15 @@ WHERE r.reviewer = 'human'
   AND NOT EXISTS (SELECT 1 FROM memory_fabric.promoted_memory p WHERE p.candidate_id = r.candidate_id);
 COMMENT ON VIEW memory_fabric.review_queue IS 'Candidates waiting for a human approve / reject / edit';
 
--- Whether a vector can be compared: the sum of its squares is a positive normal number in single
--- precision, the arithmetic of pgvector's cosine distance (its norm between the square roots of
--- the smallest and the largest normal single). Capture and recall refuse other vectors since
--- 0.16.0 (memory_fabric_core::capture::degenerate_norm); one stored before, whose squares
--- underflow, would be "similar" to every vector (pgvector clamps 1/0 to a similarity of 1).
--- Review and recall compare a stored vector only when it is usable.
-DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
-CREATE FUNCTION memory_fabric._usable_vector(v @pgvector@.vector) RETURNS boolean
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN @pgvector@.vector_norm(v) BETWEEN 1.0842022e-19 AND 1.8446743e19
-$ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
-COMMENT ON FUNCTION memory_fabric._usable_vector IS 'Whether a vector''s norm lets it be compared (neither underflows nor overflows in single precision)';
-REVOKE ALL ON FUNCTION memory_fabric._usable_vector FROM PUBLIC;
-
--- Cosine similarity of a stored vector `a` (NULL when it is not usable) with a vector `b` of the
--- same model. Its body is parsed here, with pgvector's operator bound once, so it depends on no
--- search_path; queries that call it (recall) get it inlined, the operator itself, and need not
--- name pgvector's schema.
+-- Cosine similarity of two vectors of one model. Its body is parsed here, with pgvector's
+-- operator bound once, so it depends on no search_path; queries that call it (recall) get it
+-- inlined, the operator itself, and need not name pgvector's schema.
 DO $$ BEGIN EXECUTE pg_catalog.replace($ddl$
 CREATE FUNCTION memory_fabric._cosine_similarity(a @pgvector@.vector, b @pgvector@.vector) RETURNS double precision
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN CASE WHEN memory_fabric._usable_vector(a) THEN 1 - (a OPERATOR(@pgvector@.<=>) b) END
+RETURN 1 - (a OPERATOR(@pgvector@.<=>) b)
 $ddl$, '@pgvector@', memory_fabric._pgvector_schema()); END $$;
-COMMENT ON FUNCTION memory_fabric._cosine_similarity IS 'Cosine similarity of two vectors (1 - cosine distance); NULL for a stored vector that is not usable';
+COMMENT ON FUNCTION memory_fabric._cosine_similarity IS 'Cosine similarity of two vectors (1 - cosine distance)';
 REVOKE ALL ON FUNCTION memory_fabric._cosine_similarity FROM PUBLIC;
 
 -- The visibility rules, stated once: the promoted memories a recall for (tenant, user, intent,

@@ -231,6 +231,32 @@ unsafe fn usable(rel: pg_sys::Relation, heap: pg_sys::Relation, ns: pg_sys::Oid)
     if !index.indisvalid || !index.indisready || !index.indislive || index.indrelid != (*heap).rd_id {
         return false;
     }
+    // The definition was checked already for this row of pg_index: an index's columns,
+    // expressions and predicate never change, and an index made again is another row (its
+    // state, above, is asked every time: CREATE INDEX CONCURRENTLY updates that in place).
+    let row = ((*rel).rd_id, (*(*(*rel).rd_indextuple).t_data).t_choice.t_heap.t_xmin);
+    if CHECKED.with(|c| c.get() == Some(row)) {
+        return true;
+    }
+    let ok = defined_as_expected(rel, heap, ns);
+    if ok {
+        CHECKED.with(|c| c.set(Some(row)));
+    }
+    ok
+}
+
+thread_local! {
+    /// The row of pg_index (the index's OID and the row's xmin) whose definition usable() found
+    /// to be promoted_scope_sq8's.
+    static CHECKED: std::cell::Cell<Option<(pg_sys::Oid, pg_sys::TransactionId)>> = const { std::cell::Cell::new(None) };
+}
+
+/// Whether `rel` has promoted_scope_sq8's columns, key expressions and predicate.
+///
+/// # Safety
+/// As usable().
+unsafe fn defined_as_expected(rel: pg_sys::Relation, heap: pg_sys::Relation, ns: pg_sys::Oid) -> bool {
+    let index = &*(*rel).rd_index;
     let desc = (*rel).rd_att;
     let attname = |i: usize| {
         let a = &*(*desc).attrs.as_ptr().add(i);

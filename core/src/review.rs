@@ -26,6 +26,9 @@ pub struct Subject<'a> {
     pub content_hash: &'a str,
     /// The memory or candidate this one says it supersedes (a correction names what it corrects).
     pub supersedes: Option<&'a str>,
+    /// Its vector cannot be compared with any (crate::capture::degenerate_norm): one captured
+    /// before capture refused such vectors.
+    pub vector_unusable: bool,
 }
 
 /// Review step 2: what the extension found about consent.
@@ -294,6 +297,14 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
         v.status = Status::Rejected;
         v.reason = Some("untrusted_source".into());
         v.notes = Some(format!("source {} has trust {trust}, below the policy floor {}", s.source, policy.min_source_trust));
+        return v;
+    }
+    // 1a. a vector that cannot be compared: the duplicate and contradiction steps would see
+    // nothing, or everything, near it
+    if s.vector_unusable {
+        v.status = Status::Rejected;
+        v.reason = Some("unusable_vector".into());
+        v.notes = Some("its vector's sum of squares is zero, subnormal or infinite in single precision: it cannot be compared".into());
         return v;
     }
     // 1b. provenance: a fact whose evidence the agent only read (a web page, a URL, a file, a
@@ -770,6 +781,13 @@ mod tests {
         p.provenance.untrusted_evidence = UntrustedEvidence::Allow;
         let v = decide_with(&s, &[], th(), &p, &Context::default());
         assert_eq!((v.status, v.human), (Status::PendingPromotion, false));
+    }
+
+    #[test]
+    fn a_vector_that_cannot_be_compared_is_rejected() {
+        let s = Subject { source: "agent", classification: "INTERNAL", vector_unusable: true, ..seed() };
+        let v = decide_with(&s, &[], th(), &policy(), &Context::default());
+        assert_eq!((v.status, v.reason.as_deref()), (Status::Rejected, Some("unusable_vector")));
     }
 
     #[test]

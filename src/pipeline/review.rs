@@ -88,8 +88,7 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
     let vs = vector_schema(client);
     let sc = scope(c.user_id.is_none());
     let sim = format!(
-        "CASE WHEN m.embedding_model = $4 AND memory_fabric._usable_vector(m.embedding) \
-              THEN 1 - (m.embedding OPERATOR({vs}.<=>) $5::real[]::{vs}.vector) END"
+        "CASE WHEN m.embedding_model = $4 THEN 1 - (m.embedding OPERATOR({vs}.<=>) $5::real[]::{vs}.vector) END"
     );
     let mut out: Vec<Neighbor> = Vec::new();
     let base_args = || -> Vec<pgrx::datum::DatumWithOid<'_>> {
@@ -146,8 +145,7 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
             let d = q.len();
             let model = pgrx::spi::quote_literal(&c.embedding_model);
             format!(
-                "SELECT m.id, CASE WHEN memory_fabric._usable_vector(m.embedding) \
-                        THEN 1 - (m.embedding::{vs}.vector({d}) OPERATOR({vs}.<=>) $5::real[]::{vs}.vector({d})) END AS sim \
+                "SELECT m.id, 1 - (m.embedding::{vs}.vector({d}) OPERATOR({vs}.<=>) $5::real[]::{vs}.vector({d})) AS sim \
                  FROM memory_fabric.promoted_memory m \
                  WHERE {sc} AND m.embedding_model = {model} AND $4::text IS NOT NULL \
                  ORDER BY m.embedding::{vs}.vector({d}) OPERATOR({vs}.<=>) $5::real[]::{vs}.vector({d}) LIMIT $6"
@@ -164,7 +162,7 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
             let distance = if by_bits {
                 format!("m.embedding_bits OPERATOR({vs}.<~>) (SELECT {vs}.binary_quantize($5::real[]::{vs}.vector))")
             } else {
-                format!("CASE WHEN memory_fabric._usable_vector(m.embedding) THEN m.embedding OPERATOR({vs}.<=>) (SELECT $5::real[]::{vs}.vector) END")
+                format!("m.embedding OPERATOR({vs}.<=>) (SELECT $5::real[]::{vs}.vector)")
             };
             let part = |intent: &str, fit: &str| {
                 let sc = scope_of(c.user_id.is_none(), intent);
@@ -195,8 +193,7 @@ pub fn neighbors(client: &SpiClient<'_>, c: &Candidate) -> Vec<Neighbor> {
             .join(" UNION ALL ");
             if by_bits {
                 format!(
-                    "SELECT r.id, CASE WHEN memory_fabric._usable_vector(m.embedding) \
-                            THEN 1 - (m.embedding OPERATOR({vs}.<=>) (SELECT $5::real[]::{vs}.vector)) END AS sim \
+                    "SELECT r.id, 1 - (m.embedding OPERATOR({vs}.<=>) (SELECT $5::real[]::{vs}.vector)) AS sim \
                      FROM (SELECT s.id FROM ({parts}) s ORDER BY s.d, s.id LIMIT {RESCORED}) r \
                      JOIN memory_fabric.promoted_memory m ON m.id = r.id ORDER BY sim DESC, r.id LIMIT $6"
                 )
@@ -305,7 +302,6 @@ fn distance_to_candidate(client: &SpiClient<'_>, t: &str) -> String {
     let vs = vector_schema(client);
     format!(
         "(CASE WHEN {t}.embedding_model = $3 AND {t}.embedding IS NOT NULL AND $4::real[] IS NOT NULL \
-                    AND memory_fabric._usable_vector({t}.embedding) \
                THEN {t}.embedding OPERATOR({vs}.<=>) (SELECT $4::real[]::{vs}.vector) END)"
     )
 }
@@ -708,6 +704,7 @@ fn decide(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&str>, mut 
         value: c.value.as_deref(),
         content_hash: &c.content_hash,
         supersedes: c.supersedes.as_deref(),
+        vector_unusable: c.embedding.as_deref().is_some_and(|v| memory_fabric_core::capture::degenerate_norm(v).is_some()),
     };
     let others = other_models(client, c);
     let cx = Context { judge_configured: judged, force_human, rejected: &rejected, retracted, consent, other_models: &others };

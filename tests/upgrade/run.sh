@@ -68,6 +68,17 @@ for script in "$MF_ROOT"/tests/upgrade/released/memory_fabric--*.sql; do
                                                priority, embedding, embedding_model, content_hash, promoted_by)
     SELECT 'pm_up', c.id, 'rv_up', c.tenant_id, c.text, c.classification, c.source, 'semantic', 0.5, c.embedding,
            c.embedding_model, c.content_hash, 'auto' FROM memory_fabric.candidates c WHERE c.id = 'mc_up';
+    -- a memory whose vector's squares underflow, as capture took it before 0.16.0
+    INSERT INTO memory_fabric.candidates (id, tenant_id, source, text, classification, embedding, embedding_model,
+                                          content_hash, policy_version)
+    VALUES ('mc_up_tiny', 't_up_tiny', 'agent', 'A vector too small to compare.', 'PUBLIC',
+            array_fill(1e-38::real, ARRAY[3])::vector, 'old/tiny-3', repeat('b', 64), 1);
+    INSERT INTO memory_fabric.reviews (id, tenant_id, candidate_id, status, proposed_tier, priority_score, reviewer, policy_version)
+    VALUES ('rv_up_tiny', 't_up_tiny', 'mc_up_tiny', 'pending_promotion', 'semantic', 0.5, 'auto', 1);
+    INSERT INTO memory_fabric.promoted_memory (id, candidate_id, review_id, tenant_id, text, classification, source, tier,
+                                               priority, embedding, embedding_model, content_hash, promoted_by)
+    SELECT 'pm_up_tiny', c.id, 'rv_up_tiny', c.tenant_id, c.text, c.classification, c.source, 'semantic', 0.5, c.embedding,
+           c.embedding_model, c.content_hash, 'auto' FROM memory_fabric.candidates c WHERE c.id = 'mc_up_tiny';
     -- a tenant's policy with the hashing model's thresholds of 0.1.0 … 0.7.0, and one chosen by hand
     INSERT INTO memory_fabric.policies (tenant_id, version, body) VALUES
       ('t_up_old', 901, '{\"thresholds\": {\"memory_fabric/hash-384-v1\": {\"duplicate\": 0.90, \"contradiction\": 0.60}}}'),
@@ -110,6 +121,16 @@ for script in "$MF_ROOT"/tests/upgrade/released/memory_fabric--*.sql; do
     FROM memory_fabric.policies p WHERE p.tenant_id = '*' ORDER BY p.version DESC LIMIT 1")
   if [ "$gate" = t ]; then echo "ok - the default policy at $v has today's provenance gate after the upgrade"
   else echo "not ok - the default policy at $v keeps 0.15.0's provenance gate"; fail=1; fi
+  # the update to 0.16.0 retracts a live memory whose vector cannot be compared (from 0.16.0 on,
+  # capture refuses such a vector, and no later update looks for one)
+  tiny=$(q -At -d "$db" -c "SELECT retracted_by || ': ' || (SELECT count(*) FROM memory_fabric.events e
+      WHERE e.subject_id = m.id AND e.kind = 'memory.retracted' AND e.payload ->> 'reason' = 'unusable_vector')
+    FROM memory_fabric.promoted_memory m WHERE m.id = 'pm_up_tiny'")
+  before_016=0
+  [ "$v" != 0.16.0 ] && [ "$(printf '%s\n' "$v" 0.16.0 | sort -V | head -1)" = "$v" ] && before_016=1
+  if [ $before_016 = 0 ] || [ "$tiny" = "memory_fabric 0.16.0: 1" ]; then
+    echo "ok - a memory written at $v with a vector that cannot be compared is retracted by the upgrade"
+  else echo "not ok - the memory written at $v with a vector that cannot be compared: $tiny"; fail=1; fi
   kept=$(q -At -d "$db" -c "SELECT count(*) FROM memory_fabric.recall('t_up', NULL, classification_allowed => ARRAY['PUBLIC'])")
   if [ "$kept" = 1 ]; then echo "ok - data written at $v is recalled after the upgrade"; else echo "not ok - data written at $v: recalled $kept rows"; fail=1; fi
   q -d postgres -c "DROP DATABASE $db"
