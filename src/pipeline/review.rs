@@ -491,7 +491,7 @@ pub fn verdict_for(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&s
 /// What changed in a candidate's scope since a version of it (memory_fabric.scope_versions).
 enum Since {
     Nothing,
-    /// Only these memories were inserted (some maybe into another scope of the same hash).
+    /// Only these memories were inserted (some maybe of another intent than the candidate's).
     Inserted(Vec<String>),
     /// Something else, or more than the scope remembers.
     Unknown,
@@ -553,8 +553,7 @@ pub fn verdict_again(client: &SpiClient<'_>, c: &Candidate, r: &rows::Review) ->
                     // version and its search was compared already: it is counted once.
                     let inserted: Vec<String> = inserted.into_iter().filter(|id| !nids.contains(id)).collect();
                     let new = memories_by_id(client, c, &inserted, IN_SCOPE, false).unwrap_or_default();
-                    // (the count of those of its scope only: the others may be of a scope
-                    // whose key shares the hash, another tenant's)
+                    // (the count of those of its scope only: the others are of another intent)
                     pgrx::debug1!(
                         "memory_fabric: only memories were promoted into the scope since the review; the memories it compared ({}) and the {} promoted into its scope since read again",
                         live.len() + retracted.len(),
