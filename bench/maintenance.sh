@@ -117,9 +117,11 @@ for n in ${rows//,/ }; do
   settle; ms=$(timed admin "pu_func_$n" "SELECT memory_fabric.purge_expired('pu_func_$n', batch_size => $batch)")
   row "$n" "purge_expired (one transaction, batches of $batch)" "$ms"
   settle; ms=$(timed q -c "BEGIN" -c "WITH m AS (UPDATE memory_fabric.promoted_memory SET erased_at = clock_timestamp(), text = '[erased]',
-                   value = NULL, embedding = NULL WHERE tenant_id = 'pu_base_$n' AND erased_at IS NULL RETURNING candidate_id)
+                   value = NULL, embedding = NULL, evidence_refs = '[]', content_hash = memory_fabric._erased_digest(content_hash)
+                   WHERE tenant_id = 'pu_base_$n' AND erased_at IS NULL RETURNING candidate_id)
                    UPDATE memory_fabric.candidates c SET erased_at = clock_timestamp(), text = '[erased]', value = NULL,
-                   embedding = NULL, metadata = '{}' FROM m WHERE c.id = m.candidate_id" -c "COMMIT")
+                   embedding = NULL, metadata = '{}', evidence_refs = '[]', content_hash = memory_fabric._erased_digest(c.content_hash)
+                   FROM m WHERE c.id = m.candidate_id" -c "COMMIT")
   row "$n" "baseline: two UPDATEs writing the same tombstones" "$ms"
   check=$(q -c "SELECT count(*) FROM memory_fabric.promoted_memory m JOIN memory_fabric.candidates c ON c.id = m.candidate_id
                 WHERE m.tenant_id LIKE 'pu\_%\_$n' AND m.text = '[erased]' AND c.text = '[erased]' AND m.erased_at IS NOT NULL")

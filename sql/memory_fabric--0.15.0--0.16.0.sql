@@ -16,8 +16,9 @@
 -- * Erasure covers everything about a subject: decisions, events, recall_log and consents get a
 --   write-once erased_at, and the append-only guard lets erasure write their tombstones, evidence
 --   refs emptied and a content hash's keyed digest (memory_fabric._erased_digest(), its key a new
---   random one in memory_fabric.secrets). Erasures done before the update are not redone: call
---   forget_subject() again for a subject to clear what 0.15.0 left.
+--   random one in memory_fabric.secrets). The erasures made before are finished here as 0.16.0
+--   makes them; forget_subject() called again for a subject reaches what 0.16.0 adds (an entity
+--   or user named "<kind>:<subject>").
 -- * The text columns of the tables roles read keep no statistics (their rows in pg_statistic
 --   are removed here): row estimates tell nothing of other tenants.
 -- * promoted_retracted and promoted_retracted_wide are keyed by model too (rebuilt here; they hold
@@ -528,6 +529,92 @@ GRANT EXECUTE ON FUNCTION memory_fabric._check_recall, memory_fabric._lock_key, 
     memory_fabric.register_embedding_model(text, text, integer),
     memory_fabric._names_subject, memory_fabric._erased_payload TO @extowner@;
 REVOKE ALL ON FUNCTION memory_fabric._erased_digest(text) FROM @extowner@;
+
+-- The erasures made before 0.16.0 are finished as 0.16.0 makes them. Every erased candidate and
+-- memory (by forget_subject() or by expiry purging) loses its evidence refs and keeps its content
+-- hash's keyed digest only. For each subject erased (its memory.erased event, subject_id
+-- 'subject:<subject>'), the rows that erasure reached lose what forget_subject() takes now: the
+-- retraction reasons people wrote, the operators' notes on its candidates, the free text of the
+-- events about them, and, as they stood at the erasure, the query text of the subject's recalls and
+-- the evidence and revocation reasons of its consents. The guard of candidates and promoted_memory
+-- lets an erasure happen once, so it is off for this statement only; the other tables' erasures
+-- are their first and pass it.
+ALTER TABLE memory_fabric.candidates DISABLE TRIGGER guard_update;
+ALTER TABLE memory_fabric.promoted_memory DISABLE TRIGGER guard_update;
+CREATE TEMPORARY TABLE erased_subjects ON COMMIT DROP AS
+SELECT e.tenant_id, pg_catalog.substr(e.subject_id, 9) AS subject, pg_catalog.max(e.created_at) AS at
+FROM memory_fabric.events e
+WHERE e.kind = 'memory.erased' AND e.subject_id LIKE 'subject:_%'
+GROUP BY 1, 2;
+DO $$
+DECLARE
+    c bigint;
+    m bigint;
+BEGIN
+    UPDATE memory_fabric.candidates
+    SET text = '[erased]', value = NULL, embedding = NULL, metadata = '{}', evidence_refs = '[]',
+        content_hash = memory_fabric._erased_digest(content_hash)
+    WHERE erased_at IS NOT NULL;
+    GET DIAGNOSTICS c = ROW_COUNT;
+    UPDATE memory_fabric.promoted_memory p
+    SET text = '[erased]', value = NULL, embedding = NULL, evidence_refs = '[]',
+        content_hash = memory_fabric._erased_digest(p.content_hash),
+        retraction_reason = CASE
+            WHEN p.retraction_reason IS NULL
+              OR p.retraction_reason ~ '^(erased|consent_revoked|superseded by pm_[0-9a-z_]+)$'
+              OR NOT EXISTS (SELECT 1 FROM pg_temp.erased_subjects s
+                             WHERE s.tenant_id = p.tenant_id
+                               AND (memory_fabric._names_subject(p.user_id, s.subject)
+                                    OR memory_fabric._names_subject(p.entity, s.subject)))
+            THEN p.retraction_reason ELSE '[erased]' END
+    WHERE p.erased_at IS NOT NULL;
+    GET DIAGNOSTICS m = ROW_COUNT;
+    IF c + m > 0 THEN
+        RAISE NOTICE 'memory_fabric 0.16.0 finished the erasure of % candidates and % memories erased before', c, m;
+    END IF;
+END
+$$;
+ALTER TABLE memory_fabric.candidates ENABLE ALWAYS TRIGGER guard_update;
+ALTER TABLE memory_fabric.promoted_memory ENABLE ALWAYS TRIGGER guard_update;
+WITH erased AS (
+    SELECT c.tenant_id, c.id FROM memory_fabric.candidates c
+    WHERE c.erased_at IS NOT NULL AND EXISTS (
+        SELECT 1 FROM pg_temp.erased_subjects s
+        WHERE s.tenant_id = c.tenant_id
+          AND (memory_fabric._names_subject(c.user_id, s.subject) OR memory_fabric._names_subject(c.entity, s.subject))))
+UPDATE memory_fabric.decisions d
+SET erased_at = pg_catalog.clock_timestamp(), notes = CASE WHEN d.notes IS NULL THEN NULL ELSE '[erased]' END
+FROM erased
+WHERE d.tenant_id = erased.tenant_id AND (d.candidate_id = erased.id OR d.new_candidate_id = erased.id)
+  AND d.erased_at IS NULL;
+WITH erased AS (
+    SELECT c.tenant_id, c.id FROM memory_fabric.candidates c
+    WHERE c.erased_at IS NOT NULL AND EXISTS (
+        SELECT 1 FROM pg_temp.erased_subjects s
+        WHERE s.tenant_id = c.tenant_id
+          AND (memory_fabric._names_subject(c.user_id, s.subject) OR memory_fabric._names_subject(c.entity, s.subject)))
+    UNION
+    SELECT p.tenant_id, p.id FROM memory_fabric.promoted_memory p
+    WHERE p.erased_at IS NOT NULL AND EXISTS (
+        SELECT 1 FROM pg_temp.erased_subjects s
+        WHERE s.tenant_id = p.tenant_id
+          AND (memory_fabric._names_subject(p.user_id, s.subject) OR memory_fabric._names_subject(p.entity, s.subject))))
+UPDATE memory_fabric.events e
+SET erased_at = pg_catalog.clock_timestamp(), payload = memory_fabric._erased_payload(e.payload)
+FROM erased
+WHERE e.tenant_id = erased.tenant_id AND e.subject_id = erased.id AND e.erased_at IS NULL;
+UPDATE memory_fabric.recall_log r
+SET erased_at = pg_catalog.clock_timestamp(), query_text = NULL
+FROM pg_temp.erased_subjects s
+WHERE r.tenant_id = s.tenant_id AND memory_fabric._names_subject(r.user_id, s.subject)
+  AND r.recalled_at <= s.at AND r.erased_at IS NULL;
+UPDATE memory_fabric.consents k
+SET erased_at = pg_catalog.clock_timestamp(), evidence_refs = '[]',
+    revocation_reason = CASE WHEN k.revocation_reason IS NULL THEN NULL ELSE '[erased]' END
+FROM pg_temp.erased_subjects s
+WHERE k.tenant_id = s.tenant_id AND memory_fabric._names_subject(k.subject, s.subject)
+  AND k.captured_at <= s.at AND k.erased_at IS NULL;
+DROP TABLE pg_temp.erased_subjects;
 
 -- The live memories whose vector cannot be compared (the sum of its squares is zero, subnormal or
 -- infinite in single precision: pgvector's norm, in double, outside the square roots of the

@@ -23,13 +23,14 @@ const ERASE_CANDIDATES: &str = concat!(
     " AND erased_at IS NULL RETURNING id"
 );
 // A retraction's reason may hold what someone wrote: it becomes '[erased]', but for the reasons
-// the pipeline writes itself, which name only ids. A live memory is retracted by the erasure.
+// the pipeline writes itself, which name only ids (supersession) or nothing (revoke_consent's).
+// A live memory is retracted by the erasure.
 const ERASE_MEMORIES: &str = concat!(
     "UPDATE memory_fabric.promoted_memory SET erased_at = $4, text = '[erased]', value = NULL, embedding = NULL, \
      evidence_refs = '[]', content_hash = memory_fabric._erased_digest(content_hash), \
      retracted_at = coalesce(retracted_at, $4), retracted_by = coalesce(retracted_by, $3), \
      retraction_reason = CASE WHEN retraction_reason IS NULL THEN 'erased' \
-                              WHEN retraction_reason ~ '^superseded by pm_[0-9a-z_]+$' THEN retraction_reason \
+                              WHEN retraction_reason ~ '^(consent_revoked|superseded by pm_[0-9a-z_]+)$' THEN retraction_reason \
                               ELSE '[erased]' END \
      WHERE ",
     about!(),

@@ -84,13 +84,15 @@ fn purge_batch_sql() -> &'static str {
         format!(
             "WITH due AS (SELECT id FROM {PURGE_DUE} ORDER BY expires_at LIMIT $4) \
              UPDATE memory_fabric.promoted_memory m SET erased_at = pg_catalog.clock_timestamp(), text = '[erased]', \
-                value = NULL, embedding = NULL FROM due WHERE m.id = due.id RETURNING m.candidate_id"
+                value = NULL, embedding = NULL, evidence_refs = '[]', \
+                content_hash = memory_fabric._erased_digest(m.content_hash) FROM due WHERE m.id = due.id RETURNING m.candidate_id"
         )
     })
 }
 
 const PURGE_CANDIDATES: &str = "UPDATE memory_fabric.candidates SET erased_at = pg_catalog.clock_timestamp(), \
-     text = '[erased]', value = NULL, embedding = NULL, metadata = '{}' WHERE id = ANY ($1) AND erased_at IS NULL";
+     text = '[erased]', value = NULL, embedding = NULL, metadata = '{}', evidence_refs = '[]', \
+     content_hash = memory_fabric._erased_digest(content_hash) WHERE id = ANY ($1) AND erased_at IS NULL";
 
 /// Tombstones up to `batch` memories of the tenant that are due (and their candidates); returns
 /// how many memories.

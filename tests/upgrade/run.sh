@@ -83,6 +83,39 @@ for script in "$MF_ROOT"/tests/upgrade/released/memory_fabric--*.sql; do
     INSERT INTO memory_fabric.policies (tenant_id, version, body) VALUES
       ('t_up_old', 901, '{\"thresholds\": {\"memory_fabric/hash-384-v1\": {\"duplicate\": 0.90, \"contradiction\": 0.60}}}'),
       ('t_up_own', 902, '{\"thresholds\": {\"memory_fabric/hash-384-v1\": {\"duplicate\": 0.97, \"contradiction\": 0.70}}}')" > /dev/null
+  # An erasure as forget_subject() made it before 0.16.0 (from 0.3.0 on, which added erased_at):
+  # content tombstoned, its hash, evidence refs, the notes, event text, recalls' query text and
+  # consent evidence about the subject left; a recall after the erasure keeps its query text.
+  erasable=$(q -At -d "$db" -c "SELECT count(*) FROM pg_catalog.pg_attribute
+    WHERE attrelid = 'memory_fabric.candidates'::regclass AND attname = 'erased_at'")
+  if [ "$erasable" = 1 ]; then
+    q -d "$db" -c "
+      INSERT INTO memory_fabric.consents (id, tenant_id, subject, purpose, basis, evidence_refs)
+      VALUES ('cns_up_gone', 't_up_gone', 'u_gone', 'support', 'consent', '[\"call: SSN 123-45-6789\"]');
+      INSERT INTO memory_fabric.recall_log (id, tenant_id, role_name, user_id, classification_allowed, query_text,
+                                            max_recalls, memory_ids)
+      VALUES ('rl_up_gone', 't_up_gone', 'agent', 'u_gone', '{PUBLIC}', 'is 123-45-6789 hers', 5, '{}');
+      INSERT INTO memory_fabric.candidates (id, tenant_id, user_id, source, text, evidence_refs, classification,
+                                            embedding_model, content_hash, policy_version, erased_at)
+      VALUES ('mc_up_gone', 't_up_gone', 'u_gone', 'agent', '[erased]', '[\"ssn:123-45-6789\"]', 'PUBLIC',
+              'memory_fabric/hash-384-v1', repeat('c', 64), 1, clock_timestamp());
+      INSERT INTO memory_fabric.reviews (id, tenant_id, candidate_id, status, proposed_tier, priority_score, reviewer, policy_version)
+      VALUES ('rv_up_gone', 't_up_gone', 'mc_up_gone', 'pending_promotion', 'semantic', 0.5, 'auto', 1);
+      INSERT INTO memory_fabric.promoted_memory (id, candidate_id, review_id, tenant_id, user_id, text, evidence_refs,
+                                                 classification, source, tier, priority, embedding_model, content_hash,
+                                                 promoted_by, retracted_at, retracted_by, retraction_reason, erased_at)
+      VALUES ('pm_up_gone', 'mc_up_gone', 'rv_up_gone', 't_up_gone', 'u_gone', '[erased]', '[\"ssn:123-45-6789\"]',
+              'PUBLIC', 'agent', 'semantic', 0.5, 'memory_fabric/hash-384-v1', repeat('c', 64), 'auto',
+              clock_timestamp(), 'op', 'her SSN is not 123-45-6789', clock_timestamp());
+      INSERT INTO memory_fabric.decisions (id, tenant_id, candidate_id, review_id, action, decided_by, notes)
+      VALUES ('dc_up_gone', 't_up_gone', 'mc_up_gone', 'rv_up_gone', 'approve', 'op', 'checked 123-45-6789');
+      INSERT INTO memory_fabric.events (id, tenant_id, kind, subject_id, actor, payload) VALUES
+        ('ev_up_gone1', 't_up_gone', 'memory.retracted', 'pm_up_gone', 'op', '{\"reason\": \"not 123-45-6789\"}'),
+        ('ev_up_gone2', 't_up_gone', 'memory.erased', 'subject:u_gone', 'admin', '{\"reason\": \"request\"}');
+      INSERT INTO memory_fabric.recall_log (id, tenant_id, role_name, user_id, classification_allowed, query_text,
+                                            max_recalls, memory_ids)
+      VALUES ('rl_up_later', 't_up_gone', 'agent', 'u_gone', '{PUBLIC}', 'asked after', 5, '{}')" > /dev/null
+  fi
   if [ "$as" != "$current" ] && [ "$as" = "$v" ]; then
     q -d "$db" -c "ALTER EXTENSION memory_fabric UPDATE"
   fi
@@ -131,6 +164,25 @@ for script in "$MF_ROOT"/tests/upgrade/released/memory_fabric--*.sql; do
   if [ $before_016 = 0 ] || [ "$tiny" = "memory_fabric 0.16.0: 1" ]; then
     echo "ok - a memory written at $v with a vector that cannot be compared is retracted by the upgrade"
   else echo "not ok - the memory written at $v with a vector that cannot be compared: $tiny"; fail=1; fi
+  # the update to 0.16.0 finishes that erasure as 0.16.0 makes one
+  if [ "$erasable" = 1 ] && [ $before_016 = 1 ]; then
+    left=$(q -At -d "$db" -c "
+      SELECT (SELECT count(*) FROM memory_fabric.candidates r WHERE r.tenant_id = 't_up_gone' AND r::text LIKE '%123-45%')
+           + (SELECT count(*) FROM memory_fabric.promoted_memory r WHERE r.tenant_id = 't_up_gone' AND r::text LIKE '%123-45%')
+           + (SELECT count(*) FROM memory_fabric.decisions r WHERE r.tenant_id = 't_up_gone' AND r::text LIKE '%123-45%')
+           + (SELECT count(*) FROM memory_fabric.events r WHERE r.tenant_id = 't_up_gone' AND r::text LIKE '%123-45%')
+           + (SELECT count(*) FROM memory_fabric.recall_log r WHERE r.tenant_id = 't_up_gone' AND r::text LIKE '%123-45%')
+           + (SELECT count(*) FROM memory_fabric.consents r WHERE r.tenant_id = 't_up_gone' AND r::text LIKE '%123-45%')
+           + (SELECT count(*) FROM memory_fabric.candidates WHERE id = 'mc_up_gone' AND content_hash = repeat('c', 64))
+           + (SELECT count(*) FROM memory_fabric.promoted_memory WHERE id = 'pm_up_gone' AND content_hash = repeat('c', 64))
+           + (SELECT count(*) FROM memory_fabric.recall_log WHERE id = 'rl_up_later' AND query_text IS DISTINCT FROM 'asked after')")
+    digest=$(q -At -d "$db" -c "SELECT c.content_hash = memory_fabric._erased_digest(repeat('c', 64))
+                                       AND m.content_hash = c.content_hash AND m.retraction_reason = '[erased]'
+      FROM memory_fabric.candidates c JOIN memory_fabric.promoted_memory m ON m.candidate_id = c.id WHERE c.id = 'mc_up_gone'")
+    if [ "$left" = 0 ] && [ "$digest" = t ]; then
+      echo "ok - an erasure made at $v is finished by the upgrade: keyed digests, no text about the subject left"
+    else echo "not ok - the erasure made at $v after the upgrade: $left rows with what it should have taken, digest $digest"; fail=1; fi
+  fi
   kept=$(q -At -d "$db" -c "SELECT count(*) FROM memory_fabric.recall('t_up', NULL, classification_allowed => ARRAY['PUBLIC'])")
   if [ "$kept" = 1 ]; then echo "ok - data written at $v is recalled after the upgrade"; else echo "not ok - data written at $v: recalled $kept rows"; fail=1; fi
   q -d postgres -c "DROP DATABASE $db"

@@ -13,10 +13,11 @@ SELECT count(*) FROM memory_fabric.grant_tenant('regress_maint_agent', 't_maint'
 SELECT count(*) FROM memory_fabric.grant_tenant('regress_maint_admin', 't_maint_purge');
 
 -- capture, review and promote, as the agent; returns the memory's id
-CREATE FUNCTION pg_temp.remember(tenant text, body text, usr text DEFAULT NULL, cls text DEFAULT 'INTERNAL')
+CREATE FUNCTION pg_temp.remember(tenant text, body text, usr text DEFAULT NULL, cls text DEFAULT 'INTERNAL',
+                                 refs jsonb DEFAULT '[]')
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
-    c text := (memory_fabric.capture_memory(tenant, body, 'agent', cls, user_id => usr)).id;
+    c text := (memory_fabric.capture_memory(tenant, body, 'agent', cls, user_id => usr, evidence_refs => refs)).id;
     r memory_fabric.reviews := memory_fabric.review_candidate(c);
 BEGIN
     IF r.status <> 'pending_promotion' THEN RAISE EXCEPTION 'review: %', r.status; END IF;
@@ -155,22 +156,27 @@ RESET memory_fabric.tenant_id;
 SELECT version > 0 FROM memory_fabric.set_policy('t_maint_purge',
     '{"ttl_seconds": {"working": 1}, "retention_seconds": {"default": 0}}');
 CREATE TEMP TABLE purge_ids AS
-SELECT pg_temp.remember('t_maint_purge', body, cls => 'PII') AS id
+SELECT pg_temp.remember('t_maint_purge', body, cls => 'PII', refs => '["session:s-purge"]') AS id
 FROM unnest(ARRAY['Caller wants a callback after lunch.', 'The parcel was left with a neighbour.',
                   'Agent promised a voucher by email.', 'Printer jam reported at the kiosk.',
                   'Password reset link expired twice.']) AS body;
-SELECT pg_temp.remember('t_maint_purge', 'Opening hours are published on the website.') AS keep \gset
+SELECT pg_temp.remember('t_maint_purge', 'Opening hours are published on the website.', refs => '["session:s-keep"]') AS keep \gset
 SELECT tier, count(*) FROM memory_fabric.promoted_memory WHERE tenant_id = 't_maint_purge' GROUP BY 1 ORDER BY 1;
+CREATE TEMP TABLE purge_hashes AS SELECT id, content_hash FROM memory_fabric.promoted_memory WHERE tenant_id = 't_maint_purge';
 SELECT pg_sleep(1.1);
 SET ROLE regress_maint_admin;
 SET memory_fabric.tenant_id = 't_maint_purge';
 CALL memory_fabric.purge_expired_memories('t_maint_purge', batch_size => 2);
 CALL memory_fabric.purge_expired_memories('t_maint_purge');
 RESET ROLE;
+-- a purged memory and its candidate keep the keyed digest of their content hash, as erasure does
 SELECT m.id IN (SELECT id FROM purge_ids) AS expired, m.text, m.embedding IS NULL AS no_vector, m.erased_at IS NOT NULL AS erased,
-       c.text AS candidate_text, count(*)
-FROM memory_fabric.promoted_memory m JOIN memory_fabric.candidates c ON c.id = m.candidate_id
-WHERE m.tenant_id = 't_maint_purge' GROUP BY 1, 2, 3, 4, 5 ORDER BY 1;
+       c.text AS candidate_text,
+       c.content_hash = m.content_hash AND m.content_hash = CASE WHEN m.erased_at IS NULL THEN h.content_hash
+                                                              ELSE memory_fabric._erased_digest(h.content_hash) END AS hash_kept_as_due,
+       m.evidence_refs::text AS refs, c.evidence_refs::text AS candidate_refs, count(*)
+FROM memory_fabric.promoted_memory m JOIN memory_fabric.candidates c ON c.id = m.candidate_id JOIN purge_hashes h ON h.id = m.id
+WHERE m.tenant_id = 't_maint_purge' GROUP BY 1, 2, 3, 4, 5, 6, 7, 8 ORDER BY 1;
 SELECT payload FROM memory_fabric.events WHERE tenant_id = 't_maint_purge' AND kind = 'memory.erased' ORDER BY created_at, id;
 RESET memory_fabric.tenant_id;
 
