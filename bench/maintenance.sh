@@ -84,8 +84,9 @@ admin() { # runs SQL as the tenant's admin, pinned for the session
 settle() { q -c "VACUUM memory_fabric.promoted_memory" -c "VACUUM memory_fabric.candidates" -c "CHECKPOINT" > /dev/null; }
 reembed_proc() { admin "$1" "CALL memory_fabric.reembed_memories('$1', batch_size => $batch)"; }
 reembed_base() {
-  q -c "UPDATE memory_fabric.promoted_memory SET embedding = (SELECT e.builtin FROM memory_fabric._embed_query(tenant_id, text) e)::vector,
-        embedding_model = 'memory_fabric/hash-384-v1' WHERE tenant_id = '$1'"
+  q -c "UPDATE memory_fabric.promoted_memory SET (embedding, embedding_model) =
+        (SELECT coalesce(e.semantic, e.builtin)::vector, coalesce(e.semantic_model, e.builtin_model)
+         FROM memory_fabric._embed_query(tenant_id, text) e) WHERE tenant_id = '$1'"
 }
 for n in ${rows//,/ }; do
   mf_log "$n memories per tenant: loading"
@@ -106,10 +107,17 @@ for n in ${rows//,/ }; do
   printf '%s\t%s\t%s\t%s\t%s\n' "$n" "$p1" "$b1" "$b2" "$p2" >> "$out/reembed-runs.tsv"
   row "$n" "reembed_memories (batches of $batch)" $(( (p1 + p2) / 2 ))
   row "$n" "baseline: one UPDATE with the same embedder" $(( (b1 + b2) / 2 ))
-  check=$(q -c "SELECT count(*) FILTER (WHERE embedding_model = 'memory_fabric/hash-384-v1'
-                  AND embedding = (SELECT e.builtin FROM memory_fabric._embed_query(tenant_id, text) e)::vector)
+  # every row carries the model in force for the tenant (the semantic one when installed, as
+  # reembed_memories uses); 100 rows of each tenant, drawn at random, carry
+  # exactly the vector that model gives their text (embedding all 4N again would take as long as
+  # the measurements)
+  check=$(q -c "SELECT count(*) FILTER (WHERE embedding_model = (SELECT coalesce(e.semantic_model, e.builtin_model) FROM memory_fabric._embed_query(tenant_id, '') e))
                 FROM memory_fabric.promoted_memory WHERE tenant_id IN ('re_p1_$n', 're_b1_$n', 're_b2_$n', 're_p2_$n')")
-  [ "$check" = $((4 * n)) ] || { echo "re-embedding check failed: $check of $((4 * n))"; exit 1; }
+  [ "$check" = $((4 * n)) ] || { echo "re-embedding check failed: $check of $((4 * n)) rows carry the model in force"; exit 1; }
+  check=$(q -c "SELECT count(*) FILTER (WHERE s.embedding = (SELECT coalesce(e.semantic, e.builtin) FROM memory_fabric._embed_query(s.tenant_id, s.text) e)::vector)
+                FROM unnest(ARRAY['re_p1_$n', 're_b1_$n', 're_b2_$n', 're_p2_$n']) t,
+                LATERAL (SELECT * FROM memory_fabric.promoted_memory m WHERE m.tenant_id = t ORDER BY random() LIMIT 100) s")
+  [ "$check" = 400 ] || { echo "re-embedding check failed: $check of 400 sampled rows carry their text's vector"; exit 1; }
 
   mf_log "$n: purging"
   settle; ms=$(timed admin "pu_proc_$n" "CALL memory_fabric.purge_expired_memories('pu_proc_$n', batch_size => $batch)")
