@@ -7,6 +7,9 @@
 # machine is configured for. Nothing else of the wheel is installed and no Python runs the model.
 # Every file is checked against the SHA-256 written below before it is installed; an installed
 # copy whose checksum matches is left alone, so a second run does nothing.
+# Beside them goes review's judge, core/data/judge.safetensors (a LoRA adapter and head trained
+# here by scripts/dev/train_judge.py, 1.3 MB, in the repository), checked against
+# core/data/judge.sha256 before and after it is copied.
 # Called by scripts/setup.sh. MF_SKIP_MODEL=1 skips it (the hashing embedder is used then).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -35,6 +38,17 @@ installed() {
   done
   [ -f "$dest/NOTICE" ] && cmp -s "$dest/NOTICE" "$MF_ROOT/NOTICE"
 }
+
+# review's judge: from the repository, checked, into a temporary name, then renamed
+judge_sum=$(tr -d '[:space:]' < "$MF_ROOT/core/data/judge.sha256")
+got=$(sha256sum "$MF_ROOT/core/data/judge.safetensors" | cut -d' ' -f1)
+[ "$got" = "$judge_sum" ] || mf_die "core/data/judge.safetensors has SHA-256 $got, expected $judge_sum (core/data/judge.sha256)"
+if [ ! -f "$dest/judge.safetensors" ] || [ "$(sha256sum "$dest/judge.safetensors" | cut -d' ' -f1)" != "$judge_sum" ]; then
+  mf_log "installing review's judge in $dest"
+  mf_sudo install -d -m 0755 "$dest"
+  mf_sudo install -m 0444 "$MF_ROOT/core/data/judge.safetensors" "$dest/.judge.safetensors.tmp"
+  mf_sudo mv -f "$dest/.judge.safetensors.tmp" "$dest/judge.safetensors"
+fi
 
 if installed; then
   exit 0

@@ -201,6 +201,29 @@ fn main() {
         println!("embed_{target}_p50_ms: {}", ms(p50));
         println!("embed_{target}_p95_ms: {}", ms(p95));
     }
+    // The judge: one direction of a pair of about 30 tokens ([CLS] a [SEP] b [SEP]), with the
+    // adapter in the repository (core/data/judge.safetensors).
+    let judge_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/judge.safetensors");
+    let judge = memory_fabric_core::minilm::Judge::load(&judge_path, None).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(1)
+    });
+    let (a, b) = ("Customer cust_7714 prefers to be contacted by email on weekdays.",
+                  "Customer cust_7714 asked never to be emailed, only called.");
+    println!("judge_tokens: {}", m.tokenize_pair(a, b).0.len());
+    for _ in 0..10 {
+        black_box(m.judge(&judge, black_box(a), black_box(b)));
+    }
+    let samples: Vec<Duration> = (0..300)
+        .map(|_| {
+            let t = Instant::now();
+            black_box(m.judge(&judge, black_box(a), black_box(b)));
+            t.elapsed()
+        })
+        .collect();
+    let (p50, p95) = percentiles(samples);
+    println!("judge_pair_p50_ms: {}", ms(p50));
+    println!("judge_pair_p95_ms: {}", ms(p95));
     let after_runs = rss();
     println!("rss_after_runs_kib: {}", after_runs.0);
     println!("rss_anon_after_runs_kib: {}", after_runs.1);

@@ -11,7 +11,7 @@
 use crate::embed::cosine;
 use crate::interrupt;
 use crate::policy::{Policy, Thresholds};
-use crate::review::{decide, Neighbor, Status, Subject};
+use crate::review::{decide_with, Context, JudgeScores, JudgeThresholds, Neighbor, Status, Subject};
 use crate::text::content_hash;
 
 /// "different": a pair labelled only "not a paraphrase" (PAWS's negatives, mostly swapped roles):
@@ -26,6 +26,8 @@ pub struct Pair {
     pub a: String,
     pub b: String,
     pub similarity: f64,
+    /// The learned judge's probabilities, when `judge_pairs` asked it.
+    pub learned: Option<JudgeScores>,
 }
 
 /// Parses `label<TAB>source<TAB>id<TAB>a<TAB>b` lines (the first line a header); the similarity
@@ -44,13 +46,29 @@ pub fn load(tsv: &str, embed: &mut dyn FnMut(&str) -> Vec<f32>) -> Vec<Pair> {
             assert!(LABELS[..4].contains(&f[0]), "bad label: {l}");
             let label = if f[1].ends_with("-neg") { "different" } else { f[0] };
             let similarity = f64::from(cosine(&embed(f[3]), &embed(f[4])));
-            Pair { label: label.to_owned(), source: f[1].to_owned(), a: f[3].to_owned(), b: f[4].to_owned(), similarity }
+            Pair { label: label.to_owned(), source: f[1].to_owned(), a: f[3].to_owned(), b: f[4].to_owned(), similarity, learned: None }
         })
         .collect()
 }
 
+/// Asks the learned judge about every pair whose similarity is at least `gate` (review asks it
+/// about no other neighbour), both directions. `judge(a, b)` returns the probabilities
+/// [entailment, neutral, contradiction] of "a, then b".
+pub fn judge_pairs(pairs: &mut [Pair], gate: f64, judge: &mut dyn FnMut(&str, &str) -> [f32; 3]) {
+    for p in pairs.iter_mut().filter(|p| p.similarity >= gate) {
+        interrupt::check();
+        p.learned = Some(JudgeScores { ab: judge(&p.a, &p.b), ba: judge(&p.b, &p.a) });
+    }
+}
+
 /// The verdict review gives candidate `a` against memory `b`.
 pub fn verdict(p: &Pair, t: Thresholds, policy: &Policy) -> &'static str {
+    verdict_with(p, t, policy, None)
+}
+
+/// The verdict review gives candidate `a` against memory `b`, reading the learned judge's
+/// probabilities (when the pair has them) at `learned`.
+pub fn verdict_with(p: &Pair, t: Thresholds, policy: &Policy, learned: Option<JudgeThresholds>) -> &'static str {
     let hash_a = content_hash(&p.a);
     let s = Subject { source: "agent", classification: "INTERNAL", captured_at: 2.0, text: &p.a, content_hash: &hash_a, ..Default::default() };
     let n = Neighbor {
@@ -60,9 +78,10 @@ pub fn verdict(p: &Pair, t: Thresholds, policy: &Policy) -> &'static str {
         source: "agent".into(),
         captured_at: 1.0,
         content_hash: content_hash(&p.b),
+        learned: p.learned,
         ..Default::default()
     };
-    match decide(&s, &[n], t, policy, false, None).status {
+    match decide_with(&s, &[n], t, policy, &Context { learned, ..Default::default() }).status {
         Status::DuplicateOf => "duplicate",
         Status::Contradicts => "contradiction",
         _ => "new",
@@ -73,10 +92,15 @@ pub type Matrix = [[usize; 3]; 5];
 
 /// counts[label][verdict]
 pub fn confusion(pairs: &[Pair], t: Thresholds, policy: &Policy) -> Matrix {
+    confusion_with(pairs, t, policy, None)
+}
+
+/// counts[label][verdict], with the learned judge read at `learned`.
+pub fn confusion_with(pairs: &[Pair], t: Thresholds, policy: &Policy, learned: Option<JudgeThresholds>) -> Matrix {
     let mut m = [[0usize; 3]; 5];
     for p in pairs {
         let li = LABELS.iter().position(|l| *l == p.label).unwrap();
-        let vi = VERDICTS.iter().position(|v| *v == verdict(p, t, policy)).unwrap();
+        let vi = VERDICTS.iter().position(|v| *v == verdict_with(p, t, policy, learned)).unwrap();
         m[li][vi] += 1;
     }
     m
@@ -206,10 +230,70 @@ pub fn sweep(pairs: &[Pair], policy: &Policy, duplicate: f64) -> Vec<(f64, Quali
         .collect()
 }
 
+/// The learned judge's thresholds, by grid search on labelled pairs that `judge_pairs` judged
+/// (held-out public data; never the corpus they are then checked on). Merge: the lowest
+/// mutual-entailment threshold, at least 0.5 (more likely than not both ways), whose false
+/// merges stay within `max_false_merges`. Then the gate, the judge's contradiction threshold and
+/// the lower one the rules' findings allow: the best F1 among those whose contradiction
+/// precision reaches `min_precision`, else the best F1; ties go to the higher thresholds.
+pub fn calibrate_judge(pairs: &[Pair], t: Thresholds, policy: &Policy, max_false_merges: f64, min_precision: f64) -> JudgeThresholds {
+    let grid = |lo: i32, hi: i32, step: usize| (lo..=hi).step_by(step).map(|x| f64::from(x) / 100.0);
+    // What the rules say of each pair, found once through `decide` (as `judged` does); the
+    // grid then reads the judge's probabilities as `decide_with` does for one neighbour.
+    let j = judged(pairs, policy);
+    let same: Vec<bool> = pairs.iter().map(|p| content_hash(&p.a) == content_hash(&p.b)).collect();
+    let fast = |th: JudgeThresholds| {
+        let mut m = [[0usize; 3]; 5];
+        for ((x, p), &same) in j.iter().zip(pairs).zip(&same) {
+            let &(l, sim, merge, contra) = x;
+            let v = match p.learned {
+                _ if same => 0,
+                Some(s) if merge && sim >= t.duplicate && s.mutual_entailment() >= th.merge => 0,
+                None if merge && sim >= t.duplicate => 0,
+                Some(s) if sim >= th.gate && (s.contradiction() >= th.contradiction || (contra && s.contradiction() >= th.contradiction_with_rules)) => 1,
+                None if contra && sim >= t.contradiction => 1,
+                _ => 2,
+            };
+            m[l][v] += 1;
+        }
+        m
+    };
+    let mut merge = 0.99;
+    for m in grid(50, 99, 1) {
+        let th = JudgeThresholds { gate: 2.0, contradiction: 2.0, contradiction_with_rules: 2.0, merge: m };
+        if quality(&fast(th)).false_merges <= max_false_merges {
+            merge = m;
+            break;
+        }
+    }
+    let mut top: (bool, f64, JudgeThresholds) =
+        (false, f64::MIN, JudgeThresholds { gate: t.contradiction, contradiction: 2.0, contradiction_with_rules: 2.0, merge });
+    for gate in grid(0, 90, 5) {
+        for c in grid(30, 98, 2) {
+            for r in grid(10, 98, 2).filter(|r| *r <= c) {
+                let th = JudgeThresholds { gate, contradiction: c, contradiction_with_rules: r, merge };
+                let q = quality(&fast(th));
+                let (p, rc) = (q.contradiction_precision, q.contradiction_recall);
+                let f1 = if p + rc == 0.0 { 0.0 } else { 2.0 * p * rc / (p + rc) };
+                let key = (p >= min_precision, f1);
+                if key.0 > top.0 || (key.0 == top.0 && key.1 >= top.1) {
+                    top = (key.0, key.1, th);
+                }
+            }
+        }
+    }
+    top.2
+}
+
 /// A Markdown report: the confusion matrix, precision and recall per verdict, and the figures
 /// with targets.
 pub fn report(pairs: &[Pair], t: Thresholds, policy: &Policy) -> String {
-    let m = confusion(pairs, t, policy);
+    report_with(pairs, t, policy, None)
+}
+
+/// `report`, with the learned judge read at `learned`.
+pub fn report_with(pairs: &[Pair], t: Thresholds, policy: &Policy, learned: Option<JudgeThresholds>) -> String {
+    let m = confusion_with(pairs, t, policy, learned);
     let mut s = format!(
         "thresholds: duplicate {:.2}, contradiction {:.2} ({} pairs)\n\n| label | pairs | → duplicate | → contradiction | → new |\n|---|---|---|---|---|\n",
         t.duplicate,

@@ -60,6 +60,62 @@ pub struct Neighbor {
     pub content_hash: String,
     /// The judge function's answer (true: contradicts), when one is configured and was asked.
     pub judge: Option<bool>,
+    /// The learned judge's probabilities for this pair, when it was loaded and the neighbour
+    /// is past the same-topic gate.
+    pub learned: Option<JudgeScores>,
+}
+
+/// The learned judge's probabilities for a pair, each direction [entailment, neutral,
+/// contradiction]: `ab` reads "the candidate, then the memory", `ba` the other way round.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct JudgeScores {
+    pub ab: [f32; 3],
+    pub ba: [f32; 3],
+}
+
+impl JudgeScores {
+    /// The contradiction probability of the more confident direction.
+    pub fn contradiction(&self) -> f64 {
+        f64::from(self.ab[2].max(self.ba[2]))
+    }
+
+    /// The entailment probability of the less confident direction: each must follow from the
+    /// other for the two to say the same.
+    pub fn mutual_entailment(&self) -> f64 {
+        f64::from(self.ab[0].min(self.ba[0]))
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "judge: contradiction {:.3}/{:.3}, entailment {:.3}/{:.3}",
+            self.ab[2], self.ba[2], self.ab[0], self.ba[0]
+        )
+    }
+}
+
+/// The thresholds `examples/judge_calibrate.rs` chose for core/data/judge.safetensors (SHA-256
+/// in core/data/judge.sha256) on held-out public pairs (MultiNLI dev matched and SNLI test,
+/// 19,639 pairs), with all-MiniLM-L6-v2's similarity: false merges 0.40 %, contradictions found
+/// 58.4 %, contradiction verdicts right 75.2 % there. core/data/JUDGE.md gives the figures on
+/// the evaluation corpus.
+pub const JUDGE_THRESHOLDS: JudgeThresholds =
+    JudgeThresholds { gate: 0.0, contradiction: 0.8, contradiction_with_rules: 0.6, merge: 0.79 };
+
+/// How review reads the learned judge's probabilities.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JudgeThresholds {
+    /// The same-topic gate: the judge is asked about a neighbour whose similarity with the
+    /// candidate is at least this (in place of the embedder's contradiction threshold).
+    pub gate: f64,
+    /// A free-text contradiction on the judge's word alone: its contradiction probability, in
+    /// either direction, at least this.
+    pub contradiction: f64,
+    /// A free-text contradiction the assertion comparison also finds (a negation, a number, an
+    /// antonym, swapped roles): the judge's probability at least this (lower).
+    pub contradiction_with_rules: f64,
+    /// A merge as a duplicate: besides the comparison's "nothing differs, nothing added",
+    /// entailment at least this in both directions.
+    pub merge: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -215,7 +271,7 @@ impl Comparisons {
 
 /// Whether `n` says what the candidate says, in the strict sense a duplicate needs: the same
 /// content, or near-identical with no differing assertion and nothing added.
-fn repeats(s: &Subject<'_>, me: &Comparisons, n: &Neighbor, t: Thresholds) -> bool {
+fn repeats(s: &Subject<'_>, me: &Comparisons, n: &Neighbor, t: Thresholds, learned: Option<JudgeThresholds>) -> bool {
     if n.content_hash == s.content_hash {
         return true;
     }
@@ -224,6 +280,11 @@ fn repeats(s: &Subject<'_>, me: &Comparisons, n: &Neighbor, t: Thresholds) -> bo
         && same_fact(s, n) != Some(false)
         && n.judge != Some(true)
         && me.with(n).equivalent
+        // the learned judge, where it judged this pair, must find entailment both ways
+        && match (learned, n.learned) {
+            (Some(th), Some(j)) => j.mutual_entailment() >= th.merge,
+            _ => true,
+        }
 }
 
 /// Most similar first, then by id: the deterministic order review looks at neighbours in.
@@ -250,6 +311,9 @@ pub struct Context<'a> {
     /// and not erased), which its vector could not be compared with: the candidate waits for a
     /// human (step 7).
     pub other_models: &'a [String],
+    /// The learned judge's thresholds, when it is loaded: neighbours' `learned` scores are then
+    /// read as `decide_with` documents.
+    pub learned: Option<JudgeThresholds>,
 }
 
 /// Decides the verdict (see `decide_with` for steps 2 and 3).
@@ -340,7 +404,7 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
     let me = Comparisons::new(s.text);
 
     // 3. remembered rejections: the same noise an operator already rejected is rejected again.
-    if let Some(r) = by_similarity(cx.rejected).into_iter().find(|r| repeats(s, &me, r, thresholds)) {
+    if let Some(r) = by_similarity(cx.rejected).into_iter().find(|r| repeats(s, &me, r, thresholds, cx.learned)) {
         v.status = Status::Rejected;
         v.reason = Some("remembered_rejection".into());
         v.rejection_of = Some(r.id.clone());
@@ -358,13 +422,16 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
         .find(|n| n.content_hash == s.content_hash)
         .map(|n| (*n, "same_content"))
         .or_else(|| ns.iter().find(|n| same_fact(s, n) == Some(true)).map(|n| (*n, "same_fact")))
-        .or_else(|| ns.iter().find(|n| repeats(s, &me, n, thresholds)).map(|n| (*n, "similar")));
+        .or_else(|| ns.iter().find(|n| repeats(s, &me, n, thresholds, cx.learned)).map(|n| (*n, "similar")));
     if let Some((n, how)) = dup {
         v.status = Status::DuplicateOf;
         v.duplicate_of = Some(n.id.clone());
         v.similarity = n.similarity;
         v.reason = Some(format!("duplicate:{how}"));
         v.notes = Some(format!("duplicate of {}{}", n.id, fmt_sim(n.similarity)));
+        if let (Some(j), "similar") = (n.learned, how) {
+            v.notes = Some(format!("{}; {}", v.notes.take().unwrap(), j.describe()));
+        }
         return v;
     }
 
@@ -378,16 +445,33 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
         .or_else(|| ns.iter().find(|n| same_fact(s, n) == Some(false)).map(|n| (*n, "fact".to_owned())))
         .or_else(|| {
             ns.iter().find_map(|n| {
-                if !n.similarity.is_some_and(|x| x >= thresholds.contradiction) || different_keys(s, n) {
+                let gate = match (judge_configured, cx.learned, n.learned) {
+                    (false, Some(th), Some(_)) => th.gate,
+                    _ => thresholds.contradiction,
+                };
+                if !n.similarity.is_some_and(|x| x >= gate) || different_keys(s, n) {
                     return None;
                 }
-                if judge_configured {
-                    (n.judge == Some(true)).then(|| (*n, "judge".to_owned()))
-                } else {
-                    me.with(n).difference.map(|d| (*n, d.as_str().to_owned()))
+                let rules = me.with(n).difference;
+                match (judge_configured, cx.learned, n.learned) {
+                    (true, _, _) => (n.judge == Some(true)).then(|| (*n, "judge".to_owned())),
+                    (false, Some(th), Some(j)) => {
+                        let p = j.contradiction();
+                        match rules {
+                            _ if p >= th.contradiction => Some((*n, "judge".to_owned())),
+                            Some(d) if p >= th.contradiction_with_rules => Some((*n, format!("judge+{}", d.as_str()))),
+                            _ => None,
+                        }
+                    }
+                    // loaded, but the neighbour was not judged: the rules alone
+                    _ => rules.map(|d| (*n, d.as_str().to_owned())),
                 }
             })
         });
+    // A supersede retracts a memory: on free text it needs the judge's own word (its
+    // probability past `contradiction`), not only the rules'; when only the rules lowered the
+    // bar, a person decides.
+    let mut disagreement: Option<String> = None;
     if let Some((n, how)) = contra {
         let resolution = if correction && s.supersedes == Some(n.id.as_str()) {
             Resolution::Supersede
@@ -398,17 +482,28 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
         } else {
             Resolution::Block
         };
+        if resolution == Resolution::Supersede && how.starts_with("judge+") {
+            disagreement = Some(format!(
+                "the rules find {} but the judge's contradiction probability {:.3} is below {:.3}",
+                &how["judge+".len()..],
+                n.learned.map_or(0.0, |j| j.contradiction()),
+                cx.learned.map_or(0.0, |t| t.contradiction)
+            ));
+        }
         v.status = Status::Contradicts;
         v.contradicts = Some(n.id.clone());
         v.resolution = Some(resolution);
         v.similarity = n.similarity;
         v.reason = Some(format!("contradiction:{how}"));
         v.notes = Some(format!("contradicts {}{}: {}", n.id, fmt_sim(n.similarity), resolution.as_str()));
+        if let Some(j) = n.learned {
+            v.notes = Some(format!("{}; {}", v.notes.take().unwrap(), j.describe()));
+        }
     }
 
     // 7. the human queue, for promotable verdicts only.
     if v.promotable() {
-        let retracted = by_similarity(cx.retracted).into_iter().find(|r| repeats(s, &me, r, thresholds));
+        let retracted = by_similarity(cx.retracted).into_iter().find(|r| repeats(s, &me, r, thresholds, cx.learned));
         // What was retracted does not come back on its own, and what only an untrusted origin
         // says does not become a memory on its own: a person decides. Their own reason when
         // nothing else queues the candidate; the notes say it either way.
@@ -418,7 +513,10 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
                 None => seen,
             })
         };
-        let gated = if let Some(seen) = untrusted_note {
+        let gated = if let Some(d) = disagreement {
+            note(d);
+            Some("rules_and_judge_disagree")
+        } else if let Some(seen) = untrusted_note {
             note(seen);
             Some("untrusted_evidence")
         } else if let Some(r) = retracted {
@@ -726,6 +824,90 @@ mod tests {
         j.judge = Some(true);
         let v = decide(&s, &[j], th(), &policy(), true, None);
         assert_eq!((v.status, v.reason.as_deref()), (Status::Contradicts, Some("contradiction:judge;operator_source")));
+    }
+
+    fn judged(mut n: Neighbor, ab: [f32; 3], ba: [f32; 3]) -> Neighbor {
+        n.learned = Some(JudgeScores { ab, ba });
+        n
+    }
+
+    const LEARNED: JudgeThresholds = JudgeThresholds { gate: 0.5, contradiction: 0.8, contradiction_with_rules: 0.4, merge: 0.9 };
+
+    fn with_judge(s: &Subject<'_>, ns: &[Neighbor]) -> Verdict {
+        decide_with(s, ns, th(), &policy(), &Context { learned: Some(LEARNED), ..Default::default() })
+    }
+
+    #[test]
+    fn the_learned_judge_decides_free_text_contradictions() {
+        let s = Subject { text: "The west gate opens at 10 am.", intent_id: None, source: "agent", evidence_count: 0, ..seed() };
+        let base = || {
+            let mut m = n("pm_w", "The west gate opens at 9 am.", 0.7);
+            m.intent_scope = None;
+            m
+        };
+        // the rules find a number and the judge agrees past the lower bar: a contradiction
+        let v = with_judge(&s, &[judged(base(), [0.1, 0.4, 0.5], [0.1, 0.5, 0.4])]);
+        assert_eq!((v.status, v.reason.as_deref()), (Status::Contradicts, Some("contradiction:judge+number")));
+        assert!(v.notes.as_deref().unwrap().contains("judge: contradiction 0.500/0.400"), "{:?}", v.notes);
+        // the rules find one but the judge does not: new, whatever the rules say
+        let v = with_judge(&s, &[judged(base(), [0.1, 0.8, 0.1], [0.1, 0.8, 0.1])]);
+        assert_eq!(v.status, Status::PendingPromotion);
+        // the judge alone, in either direction, past its own bar
+        let other = Subject { text: "Nobody may use the west gate.", ..s.clone() };
+        let v = with_judge(&other, &[judged(base(), [0.05, 0.1, 0.85], [0.1, 0.8, 0.1])]);
+        assert_eq!((v.status, v.reason.as_deref()), (Status::Contradicts, Some("contradiction:judge")));
+        // below the judge's gate it is not asked: nothing, even with the rules' finding
+        let mut far = judged(base(), [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]);
+        far.similarity = Some(0.45);
+        assert_eq!(with_judge(&s, &[far]).status, Status::PendingPromotion);
+        // without scores for a neighbour, the rules as before
+        let v = with_judge(&s, &[base()]);
+        assert_eq!((v.status, v.reason.as_deref()), (Status::Contradicts, Some("contradiction:number")));
+        // a judge function configured overrides the learned judge
+        let mut f = judged(base(), [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]);
+        f.judge = Some(false);
+        let cx = Context { learned: Some(LEARNED), judge_configured: true, ..Default::default() };
+        assert_eq!(decide_with(&s, &[f], th(), &policy(), &cx).status, Status::PendingPromotion);
+    }
+
+    #[test]
+    fn a_supersede_needs_the_judges_own_word() {
+        let s = Subject { text: "Returns are accepted within 45 days.", intent_id: None, source: "agent", evidence_count: 2, ..seed() };
+        let mut old = n("pm_r", "Returns are accepted within 30 days.", 0.95);
+        old.intent_scope = None;
+        // rules and judge (past its own bar): supersede, not queued for that
+        let v = with_judge(&s, &[judged(old.clone(), [0.0, 0.1, 0.9], [0.0, 0.1, 0.9])]);
+        assert_eq!((v.status, v.resolution), (Status::Contradicts, Some(Resolution::Supersede)));
+        assert!(!v.reason.as_deref().unwrap().contains("disagree"), "{:?}", v.reason);
+        // only the rules' lower bar: a person decides, and the notes name both
+        let v = with_judge(&s, &[judged(old.clone(), [0.0, 0.5, 0.5], [0.0, 0.5, 0.5])]);
+        assert_eq!((v.status, v.resolution, v.human), (Status::Contradicts, Some(Resolution::Supersede), true));
+        assert!(v.reason.as_deref().unwrap().contains("rules_and_judge_disagree"), "{:?}", v.reason);
+        assert!(v.notes.as_deref().unwrap().contains("the rules find number but the judge's contradiction probability 0.500 is below 0.800"), "{:?}", v.notes);
+        // a block needs no person
+        let weaker = Subject { evidence_count: 0, ..s.clone() };
+        let v = with_judge(&weaker, &[judged(old, [0.0, 0.5, 0.5], [0.0, 0.5, 0.5])]);
+        assert_eq!((v.resolution, v.human), (Some(Resolution::Block), false));
+    }
+
+    #[test]
+    fn a_merge_needs_the_rules_and_entailment_both_ways() {
+        let s = Subject { text: "Alice approved the refund.", intent_id: None, source: "agent", ..seed() };
+        let mut m = n("pm_a", "The refund was approved by Alice.", 0.95);
+        m.intent_scope = None;
+        let v = with_judge(&s, &[judged(m.clone(), [0.95, 0.04, 0.01], [0.93, 0.06, 0.01])]);
+        assert_eq!((v.status, v.reason.as_deref()), (Status::DuplicateOf, Some("duplicate:similar")));
+        assert!(v.notes.as_deref().unwrap().contains("entailment 0.950/0.930"), "{:?}", v.notes);
+        // one-way entailment: kept as new
+        let v = with_judge(&s, &[judged(m.clone(), [0.95, 0.04, 0.01], [0.6, 0.39, 0.01])]);
+        assert_eq!(v.status, Status::PendingPromotion);
+        // the judge alone never merges what the rules see differ
+        let t = Subject { text: "Bob approved the refund.", ..s.clone() };
+        let v = with_judge(&t, &[judged(m.clone(), [0.99, 0.0, 0.01], [0.99, 0.0, 0.01])]);
+        assert_ne!(v.status, Status::DuplicateOf);
+        // the same content is a duplicate whatever the judge says
+        let same = Neighbor { content_hash: s.content_hash.to_owned(), ..judged(m, [0.0, 1.0, 0.0], [0.0, 1.0, 0.0]) };
+        assert_eq!(with_judge(&s, &[same]).reason.as_deref(), Some("duplicate:same_content"));
     }
 
     #[test]

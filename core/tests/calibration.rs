@@ -12,7 +12,8 @@
 //! The semantic model's weights must be installed (scripts/install_model.sh; or point
 //! MF_MINILM_DIR at them): without them these tests fail, they do not skip.
 
-use memory_fabric_core::calibrate::{confusion, load, quality, report, Pair, Quality, LABELS};
+use memory_fabric_core::calibrate::{confusion, confusion_with, load, quality, report, report_with, Pair, Quality, LABELS};
+use memory_fabric_core::review::{JudgeScores, JUDGE_THRESHOLDS};
 use memory_fabric_core::policy::Policy;
 use memory_fabric_core::{embed, minilm};
 use std::collections::HashMap;
@@ -119,4 +120,54 @@ fn semantic_model_quality_holds() {
     assert!(m.paraphrases_merged >= 0.34, "{m:?}");
     assert!(p.contradiction_recall >= 0.10 && p.contradiction_precision >= 0.15, "{p:?}");
     assert!(m.contradiction_recall >= 0.82 && m.contradiction_precision >= 0.46, "{m:?}");
+}
+
+/// The learned judge (core/data/judge.safetensors) at the thresholds chosen on held-out public
+/// data (review::JUDGE_THRESHOLDS), on the same corpus: false merges stay within the target,
+/// and the other figures at least at the level measured (core/data/JUDGE.md), less a margin.
+#[test]
+fn learned_judge_quality_holds() {
+    let s = semantic_set();
+    let dir = minilm::installed_dir().unwrap_or_else(|e| panic!("{e}"));
+    let m = minilm::MiniLm::load(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/judge.safetensors");
+    let judge = minilm::Judge::load(&path, Some(minilm::JUDGE_SHA256)).unwrap_or_else(|e| panic!("{e}"));
+    let policy = Policy::from_json(&Policy::default_json()).unwrap();
+    let t = policy.thresholds_for(minilm::MODEL);
+    let judged = |pairs: &[Pair]| -> Vec<Pair> {
+        // both directions of every pair past the gate, on two threads (a test may)
+        let mut out = pairs.to_vec();
+        let todo: Vec<usize> = (0..out.len()).filter(|&i| out[i].similarity >= JUDGE_THRESHOLDS.gate).collect();
+        let (x, y) = todo.split_at(todo.len() / 2);
+        let score = |i: &usize| {
+            let p = &pairs[*i];
+            let v = |a: &str, b: &str| {
+                let v = m.judge(&judge, a, b);
+                [v.entailment, v.neutral, v.contradiction]
+            };
+            (*i, JudgeScores { ab: v(&p.a, &p.b), ba: v(&p.b, &p.a) })
+        };
+        let scored: Vec<(usize, JudgeScores)> = std::thread::scope(|sc| {
+            let a = sc.spawn(|| x.iter().map(score).collect::<Vec<_>>());
+            let b: Vec<_> = y.iter().map(score).collect();
+            a.join().unwrap().into_iter().chain(b).collect()
+        });
+        for (i, j) in scored {
+            out[i].learned = Some(j);
+        }
+        out
+    };
+    let (public, memory) = (judged(&s.public), judged(&s.memory));
+    for (pairs, what) in [(&public, "public.tsv"), (&memory, "memory.tsv")] {
+        println!("## learned judge, {what}\n\n{}", report_with(pairs, t, &policy, Some(JUDGE_THRESHOLDS)));
+    }
+    let p = quality(&confusion_with(&public, t, &policy, Some(JUDGE_THRESHOLDS)));
+    let q = quality(&confusion_with(&memory, t, &policy, Some(JUDGE_THRESHOLDS)));
+    assert!(p.false_merges <= 0.005 && q.false_merges <= 0.005, "{p:?} {q:?}");
+    assert!(p.contradiction_recall >= 0.60 && p.contradiction_precision >= 0.67, "{p:?}");
+    assert!(q.contradiction_recall >= 0.59 && q.contradiction_precision >= 0.44, "{q:?}");
+    assert!(p.paraphrases_merged >= 0.05 && q.paraphrases_merged >= 0.11, "{p:?} {q:?}");
+    // the judge changes what the rules alone find: it must be asked at all
+    let rules = quality(&confusion(&s.public, t, &policy));
+    assert!(p.contradiction_recall > rules.contradiction_recall + 0.3, "{p:?} vs {rules:?}");
 }

@@ -79,6 +79,7 @@ fn read_neighbor(r: &pgrx::spi::SpiHeapTupleData<'_>, sim_col: Option<usize>) ->
         // not a number (a vector stored before its norm was checked): not compared
         similarity: sim_col.and_then(|i| col::<f64>(r, i)).filter(|x| !x.is_nan()),
         judge: None,
+        learned: None,
     }
 }
 
@@ -706,7 +707,7 @@ fn decide(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&str>, mut 
         vector_unusable: c.embedding.as_deref().is_some_and(|v| memory_fabric_core::capture::degenerate_norm(v).is_some()),
     };
     let others = other_models(client, c);
-    let cx = Context { judge_configured: judged, force_human, rejected: &rejected, retracted, consent, other_models: &others };
+    let cx = Context { judge_configured: judged, force_human, rejected: &rejected, retracted, consent, other_models: &others, learned: None };
     (decide_with(&s, &ns, thresholds, &pol.policy, &cx), pol.version)
 }
 

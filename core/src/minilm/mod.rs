@@ -12,6 +12,7 @@
 //! processes that load the model share one copy in the page cache. Nothing is downloaded and
 //! no thread is spawned: this runs inside PostgreSQL backends.
 
+mod judge;
 mod kernel;
 mod math;
 mod model;
@@ -19,6 +20,8 @@ mod safetensors;
 mod tokenizer;
 
 use std::path::{Path, PathBuf};
+
+pub use judge::{Judge, Verdict, JUDGE_FILE, JUDGE_LABELS, JUDGE_MAX_TOKENS, JUDGE_SHA256};
 
 /// Where scripts/install_model.sh puts the files, for callers outside a server (tests,
 /// examples, benchmarks): `$MF_MINILM_DIR` if set, else
@@ -137,6 +140,38 @@ impl MiniLm {
     pub fn embed(&self, text: &str) -> Vec<f32> {
         let ids = self.tokenize(text);
         self.model.embed(&ids)
+    }
+
+    /// The token ids and token types the judge reads for the pair (`a`, `b`):
+    /// `[CLS] a [SEP] b [SEP]`, types 0 up to the first [SEP] and 1 after, the longer side
+    /// cut first so that the whole is at most `JUDGE_MAX_TOKENS`.
+    pub fn tokenize_pair(&self, a: &str, b: &str) -> (Vec<u32>, Vec<u8>) {
+        let pa = self.tokenizer.encode(a, model::MAX_POSITIONS);
+        let pb = self.tokenizer.encode(b, model::MAX_POSITIONS);
+        let (pa, pb) = (&pa[1..pa.len() - 1], &pb[1..pb.len() - 1]);
+        let (na, nb) = judge::pair_lengths(pa.len(), pb.len());
+        let (cls, sep) = (self.tokenizer.cls(), self.tokenizer.sep());
+        let mut ids = Vec::with_capacity(na + nb + 3);
+        ids.push(cls);
+        ids.extend_from_slice(&pa[..na]);
+        ids.push(sep);
+        let first = ids.len();
+        ids.extend_from_slice(&pb[..nb]);
+        ids.push(sep);
+        let types = (0..ids.len()).map(|i| u8::from(i >= first)).collect();
+        (ids, types)
+    }
+
+    /// The judge's logits for "`a` entails / is neutral to / contradicts `b`".
+    pub fn judge_logits(&self, judge: &Judge, a: &str, b: &str) -> [f32; 3] {
+        let (ids, types) = self.tokenize_pair(a, b);
+        let x = self.model.hidden(&ids, Some(&types), Some(&judge.layers));
+        judge.logits(&x[..model::HIDDEN])
+    }
+
+    /// The judge's probabilities for "`a` entails / is neutral to / contradicts `b`".
+    pub fn judge(&self, judge: &Judge, a: &str, b: &str) -> Verdict {
+        Verdict::from_logits(self.judge_logits(judge, a, b))
     }
 
     /// How many weight tensors had to be copied to the heap instead of being used in place

@@ -70,6 +70,30 @@ impl LayerNorm {
     }
 }
 
+/// A low-rank update of one linear layer (LoRA): `out += (x · Aᵀ) · Bᵀ`, A [rank, inputs] and
+/// B [outputs, rank] row-major, B already multiplied by the adapter's alpha / rank.
+pub(crate) struct LowRank {
+    pub(crate) a: Vec<f32>,
+    pub(crate) b: Vec<f32>,
+    pub(crate) rank: usize,
+}
+
+/// The updates of one layer's six linear layers, in the order of `ADAPTED`.
+pub(crate) struct LayerAdapter {
+    pub(crate) linears: Vec<LowRank>,
+}
+
+/// The linear layers of a layer an adapter may update, as its weights file names them, with
+/// their inputs and outputs.
+pub(crate) const ADAPTED: [(&str, usize, usize); 6] = [
+    ("query", HIDDEN, HIDDEN),
+    ("key", HIDDEN, HIDDEN),
+    ("value", HIDDEN, HIDDEN),
+    ("attention_out", HIDDEN, HIDDEN),
+    ("intermediate", HIDDEN, INTERMEDIATE),
+    ("output", INTERMEDIATE, HIDDEN),
+];
+
 /// Scratch buffers of one forward pass, sized for its sequence length.
 struct Scratch {
     x: Vec<f32>,
@@ -79,6 +103,8 @@ struct Scratch {
     ctx: Vec<f32>,
     scores: Vec<f32>,
     inter: Vec<f32>,
+    /// x · Aᵀ of an adapter's update, n × rank
+    low: Vec<f32>,
 }
 
 impl Model {
@@ -162,8 +188,19 @@ impl Model {
         self.tensors.get(t)
     }
 
-    /// `out[n × outputs] = x[n × inputs] · Wᵀ + bias (+ out, when `accumulate`)`.
-    fn linear(&self, lin: &Linear, x: &[f32], n: usize, out: &mut [f32], accumulate: bool) {
+    /// `out[n × outputs] = x[n × inputs] · Wᵀ + bias (+ out, when `accumulate`)`, plus the
+    /// adapter's low-rank update when there is one.
+    #[allow(clippy::too_many_arguments)]
+    fn linear(
+        &self,
+        lin: &Linear,
+        x: &[f32],
+        n: usize,
+        out: &mut [f32],
+        accumulate: bool,
+        update: Option<&LowRank>,
+        low: &mut Vec<f32>,
+    ) {
         let (w, b) = (self.w(&lin.weight), self.w(&lin.bias));
         let out = &mut out[..n * lin.outputs];
         if accumulate {
@@ -176,6 +213,12 @@ impl Model {
             }
         }
         super::kernel::add_x_wt(x, w, n, lin.inputs, lin.outputs, out);
+        if let Some(u) = update {
+            low.clear();
+            low.resize(n * u.rank, 0.0);
+            super::kernel::add_x_wt(x, &u.a, n, lin.inputs, u.rank, low);
+            super::kernel::add_x_wt(low, &u.b, n, u.rank, lin.outputs, out);
+        }
     }
 
     fn layer_norm(&self, norm: &LayerNorm, x: &mut [f32]) {
@@ -189,43 +232,10 @@ impl Model {
     /// mean of the last hidden states, L2-normalised.
     pub(crate) fn embed(&self, ids: &[u32]) -> Vec<f32> {
         let n = ids.len();
-        assert!((1..=MAX_POSITIONS).contains(&n), "sequence length {n}");
-        let mut s = Scratch {
-            x: vec![0.0; n * HIDDEN],
-            q: vec![0.0; n * HIDDEN],
-            k: vec![0.0; n * HIDDEN],
-            v: vec![0.0; n * HIDDEN],
-            ctx: vec![0.0; n * HIDDEN],
-            scores: vec![0.0; n * n],
-            inter: vec![0.0; n * INTERMEDIATE],
-        };
-
-        // Embeddings: word + position + token type 0, then LayerNorm.
-        let (word, pos, tt) = (
-            self.w(&self.word),
-            self.w(&self.position),
-            self.w(&self.token_type),
-        );
-        let tt0 = &tt[..HIDDEN];
-        for (i, (row, &id)) in s.x.chunks_exact_mut(HIDDEN).zip(ids).enumerate() {
-            let id = (id as usize).min(VOCAB - 1);
-            let w = &word[id * HIDDEN..(id + 1) * HIDDEN];
-            let p = &pos[i * HIDDEN..(i + 1) * HIDDEN];
-            for (((o, &w), &p), &t) in row.iter_mut().zip(w).zip(p).zip(tt0) {
-                *o = w + p + t;
-            }
-        }
-        self.layer_norm(&self.embedding_norm, &mut s.x);
-
-        for layer in &self.layers {
-            crate::interrupt::check();
-            self.layer(layer, n, &mut s);
-        }
-        crate::interrupt::check();
-
+        let x = self.hidden(ids, None, None);
         // Mean pooling over all tokens (one sequence, attention mask all ones), then L2.
         let mut out = vec![0.0f32; HIDDEN];
-        for row in s.x.chunks_exact(HIDDEN) {
+        for row in x.chunks_exact(HIDDEN) {
             out.iter_mut().zip(row).for_each(|(o, &x)| *o += x);
         }
         let inv_n = 1.0 / n as f32;
@@ -236,10 +246,60 @@ impl Model {
         out
     }
 
-    fn layer(&self, l: &Layer, n: usize, s: &mut Scratch) {
-        self.linear(&l.query, &s.x, n, &mut s.q, false);
-        self.linear(&l.key, &s.x, n, &mut s.k, false);
-        self.linear(&l.value, &s.x, n, &mut s.v, false);
+    /// The last hidden states (n × HIDDEN) of `ids` (with their [CLS]/[SEP], at most 512),
+    /// whose token types are `types` (all 0 when None), through the encoder with `adapter`'s
+    /// updates when given (one per layer).
+    pub(crate) fn hidden(&self, ids: &[u32], types: Option<&[u8]>, adapter: Option<&[LayerAdapter]>) -> Vec<f32> {
+        let n = ids.len();
+        assert!((1..=MAX_POSITIONS).contains(&n), "sequence length {n}");
+        let mut s = Scratch {
+            x: vec![0.0; n * HIDDEN],
+            q: vec![0.0; n * HIDDEN],
+            k: vec![0.0; n * HIDDEN],
+            v: vec![0.0; n * HIDDEN],
+            ctx: vec![0.0; n * HIDDEN],
+            scores: vec![0.0; n * n],
+            inter: vec![0.0; n * INTERMEDIATE],
+            low: Vec::new(),
+        };
+        if let Some(t) = types {
+            assert_eq!(t.len(), n, "one token type per token");
+        }
+        if let Some(a) = adapter {
+            assert_eq!(a.len(), LAYERS, "one adapter layer per layer");
+        }
+
+        // Embeddings: word + position + token type, then LayerNorm.
+        let (word, pos, tt) = (
+            self.w(&self.word),
+            self.w(&self.position),
+            self.w(&self.token_type),
+        );
+        for (i, (row, &id)) in s.x.chunks_exact_mut(HIDDEN).zip(ids).enumerate() {
+            let id = (id as usize).min(VOCAB - 1);
+            let w = &word[id * HIDDEN..(id + 1) * HIDDEN];
+            let p = &pos[i * HIDDEN..(i + 1) * HIDDEN];
+            let ty = types.map_or(0, |t| (t[i] as usize).min(TYPE_VOCAB - 1));
+            let tt = &tt[ty * HIDDEN..(ty + 1) * HIDDEN];
+            for (((o, &w), &p), &t) in row.iter_mut().zip(w).zip(p).zip(tt) {
+                *o = w + p + t;
+            }
+        }
+        self.layer_norm(&self.embedding_norm, &mut s.x);
+
+        for (i, layer) in self.layers.iter().enumerate() {
+            crate::interrupt::check();
+            self.layer(layer, n, &mut s, adapter.map(|a| &a[i]));
+        }
+        crate::interrupt::check();
+        s.x
+    }
+
+    fn layer(&self, l: &Layer, n: usize, s: &mut Scratch, ad: Option<&LayerAdapter>) {
+        let u = |i: usize| ad.map(|a| &a.linears[i]);
+        self.linear(&l.query, &s.x, n, &mut s.q, false, u(0), &mut s.low);
+        self.linear(&l.key, &s.x, n, &mut s.k, false, u(1), &mut s.low);
+        self.linear(&l.value, &s.x, n, &mut s.v, false, u(2), &mut s.low);
 
         // Self-attention, one head at a time, on strided views of q, k, v: no copies.
         let scale = 1.0 / (HEAD_DIM as f32).sqrt();
@@ -269,13 +329,13 @@ impl Model {
         }
 
         // Attention output: dense + bias + residual, LayerNorm. x is the residual: accumulate.
-        self.linear(&l.attention_out, &s.ctx, n, &mut s.x, true);
+        self.linear(&l.attention_out, &s.ctx, n, &mut s.x, true, u(3), &mut s.low);
         self.layer_norm(&l.attention_norm, &mut s.x);
 
         // Feed-forward: dense + GELU, dense + bias + residual, LayerNorm.
-        self.linear(&l.intermediate, &s.x, n, &mut s.inter, false);
+        self.linear(&l.intermediate, &s.x, n, &mut s.inter, false, u(4), &mut s.low);
         super::math::gelu(&mut s.inter);
-        self.linear(&l.output, &s.inter, n, &mut s.x, true);
+        self.linear(&l.output, &s.inter, n, &mut s.x, true, u(5), &mut s.low);
         self.layer_norm(&l.output_norm, &mut s.x);
     }
 }

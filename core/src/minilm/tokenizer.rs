@@ -201,6 +201,14 @@ impl Tokenizer {
         })
     }
 
+    pub(crate) fn cls(&self) -> u32 {
+        self.cls
+    }
+
+    pub(crate) fn sep(&self) -> u32 {
+        self.sep
+    }
+
     /// `[CLS]` + the word-piece ids of `text` + `[SEP]`, at most `max_len` (>= 2) ids.
     pub(crate) fn encode(&self, text: &str, max_len: usize) -> Vec<u32> {
         let limit = max_len.max(2) - 1; // ids before [SEP], [CLS] included

@@ -1,0 +1,135 @@
+//! Calibrates how review reads the learned judge (core/data/judge.safetensors) on held-out
+//! public data, then reports the four figures with those thresholds on the evaluation corpus:
+//!
+//!     cargo run --release -p memory_fabric_core --example judge_calibrate -- DATA_DIR [MODEL_DIR]
+//!
+//! DATA_DIR holds mnli_dev_matched.tsv and snli_test.tsv (scripts/dev/judge_data.py builds
+//! them): pairs the judge never trained on and the corpus does not hold (the corpus's public
+//! pairs are SNLI dev and PAWS). Each NLI pair is reviewed as a candidate against one memory,
+//! the hypothesis as the candidate for even rows and the premise for odd ones. The thresholds
+//! are chosen there, with the semantic embedder's similarity as the same-topic gate, and then
+//! only checked on core/tests/data/corpus/public.tsv and memory.tsv.
+//! MF_EMBED_CACHE=<dir> keeps vectors and judge probabilities between runs. Two threads.
+use memory_fabric_core::calibrate::{calibrate_judge, load, quality, confusion_with, report_with, Pair};
+use memory_fabric_core::minilm::{self, Judge, MiniLm, JUDGE_SHA256};
+use memory_fabric_core::policy::Policy;
+use memory_fabric_core::review::JudgeScores;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// Runs `f` over `items` on two threads, keeping the order.
+fn on_two<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let half = items.len() / 2;
+    let (x, y) = items.split_at(half);
+    std::thread::scope(|s| {
+        let a = s.spawn(|| x.iter().map(&f).collect::<Vec<_>>());
+        let b: Vec<R> = y.iter().map(&f).collect();
+        a.join().unwrap().into_iter().chain(b).collect()
+    })
+}
+
+fn read_cache(path: &Option<String>) -> HashMap<String, Vec<f32>> {
+    path.as_ref()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .map(|t| {
+            t.lines()
+                .filter_map(|l| l.rsplit_once('\t'))
+                .map(|(k, v)| (k.to_owned(), v.split(',').map(|x| x.parse().unwrap()).collect()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn write_cache(path: &Option<String>, cache: &HashMap<String, Vec<f32>>) {
+    if let Some(p) = path {
+        let body: String = cache
+            .iter()
+            .map(|(k, v)| format!("{k}\t{}\n", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")))
+            .collect();
+        std::fs::write(p, body).expect("write the cache");
+    }
+}
+
+/// The corpus's format (label, source, id, a, b) from a normalised NLI file.
+fn nli_as_corpus(path: &str, source: &str) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut out = String::from("label\tsource\tid\ta\tb\n");
+    for (i, l) in text.lines().skip(1).enumerate() {
+        let f: Vec<&str> = l.split('\t').collect();
+        let (p, h, label) = (f[0], f[1], f[2]);
+        let (a, b) = if i % 2 == 0 { (h, p) } else { (p, h) };
+        out += &format!("{label}\t{source}\t{i}\t{a}\t{b}\n");
+    }
+    out
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let data = args.get(1).expect("usage: judge_calibrate DATA_DIR [MODEL_DIR]");
+    let dir = args.get(2).map(PathBuf::from).unwrap_or_else(|| minilm::installed_dir().unwrap());
+    let m = MiniLm::load(&dir).expect("load all-MiniLM-L6-v2");
+    let judge_path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/data/judge.safetensors"));
+    let judge = Judge::load(&judge_path, Some(JUDGE_SHA256)).expect("load the judge");
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/corpus/");
+    let files = [
+        ("held-out: MNLI dev matched + SNLI test", nli_as_corpus(&format!("{data}/mnli_dev_matched.tsv"), "mnli-dev-matched")
+            + &nli_as_corpus(&format!("{data}/snli_test.tsv"), "snli-1.0-test").lines().skip(1).map(|l| format!("{l}\n")).collect::<String>()),
+        ("public.tsv", std::fs::read_to_string(format!("{corpus}public.tsv")).unwrap()),
+        ("memory.tsv", std::fs::read_to_string(format!("{corpus}memory.tsv")).unwrap()),
+    ];
+    let cache_dir = std::env::var("MF_EMBED_CACHE").ok();
+    let vec_path = cache_dir.as_ref().map(|d| format!("{d}/judge-calibrate-vectors.tsv"));
+    let judge_path_cache = cache_dir.as_ref().map(|d| format!("{d}/judge-calibrate-{}.tsv", &JUDGE_SHA256.trim()[..12]));
+    let mut vectors = read_cache(&vec_path);
+    let mut scores = read_cache(&judge_path_cache);
+
+    // every distinct sentence embedded once
+    let mut texts: Vec<&str> = files.iter().flat_map(|(_, t)| t.lines().skip(1).flat_map(|l| l.split('\t').skip(3))).collect();
+    texts.sort_unstable();
+    texts.dedup();
+    let todo: Vec<&str> = texts.into_iter().filter(|t| !vectors.contains_key(*t)).collect();
+    eprintln!("embedding {} sentences", todo.len());
+    for (t, v) in todo.iter().zip(on_two(&todo, |t| m.embed(t))) {
+        vectors.insert((*t).to_owned(), v);
+    }
+    write_cache(&vec_path, &vectors);
+
+    let policy = Policy::from_json(&Policy::default_json()).unwrap();
+    let t = policy.thresholds_for(minilm::MODEL);
+    let mut sets: Vec<(&str, Vec<Pair>)> = files
+        .iter()
+        .map(|(name, tsv)| (*name, load(tsv, &mut |x: &str| vectors.get(x).cloned().unwrap_or_else(|| m.embed(x)))))
+        .collect();
+    // the judge, both directions, for every pair past the lowest gate the grid tries
+    let key = |a: &str, b: &str| format!("{a}\u{1}{b}");
+    let mut todo: Vec<(String, String)> = sets
+        .iter()
+        .flat_map(|(_, ps)| ps.iter().filter(|p| p.similarity >= 0.0).flat_map(|p| [(p.a.clone(), p.b.clone()), (p.b.clone(), p.a.clone())]))
+        .filter(|(a, b)| !scores.contains_key(&key(a, b)))
+        .collect();
+    todo.sort();
+    todo.dedup();
+    eprintln!("judging {} ordered pairs", todo.len());
+    for ((a, b), v) in todo.iter().zip(on_two(&todo, |(a, b)| m.judge(&judge, a, b))) {
+        scores.insert(key(a, b), vec![v.entailment, v.neutral, v.contradiction]);
+    }
+    write_cache(&judge_path_cache, &scores);
+    for (_, ps) in sets.iter_mut() {
+        for p in ps.iter_mut().filter(|p| p.similarity >= 0.0) {
+            let g = |a: &str, b: &str| {
+                let v = &scores[&key(a, b)];
+                [v[0], v[1], v[2]]
+            };
+            p.learned = Some(JudgeScores { ab: g(&p.a, &p.b), ba: g(&p.b, &p.a) });
+        }
+    }
+
+    let th = calibrate_judge(&sets[0].1, t, &policy, 0.004, 0.75);
+    println!("# The learned judge (sha256 {})\n\nembedder thresholds: {t:?}\ncalibrated on the held-out pairs: {th:?}\n", JUDGE_SHA256.trim());
+    for (name, ps) in &sets {
+        println!("## {name}, with the judge\n\n{}", report_with(ps, t, &policy, Some(th)));
+        println!("## {name}, rules only (today's review)\n\n{}", report_with(ps, t, &policy, None));
+        let q = quality(&confusion_with(ps, t, &policy, Some(th)));
+        eprintln!("{name}: {q:?}");
+    }
+}
