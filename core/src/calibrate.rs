@@ -26,7 +26,7 @@ pub struct Pair {
     pub a: String,
     pub b: String,
     pub similarity: f64,
-    /// The learned judge's probabilities, when `judge_pairs` asked it.
+    /// The learned judge's probabilities, when it was asked (both directions).
     pub learned: Option<JudgeScores>,
 }
 
@@ -49,16 +49,6 @@ pub fn load(tsv: &str, embed: &mut dyn FnMut(&str) -> Vec<f32>) -> Vec<Pair> {
             Pair { label: label.to_owned(), source: f[1].to_owned(), a: f[3].to_owned(), b: f[4].to_owned(), similarity, learned: None }
         })
         .collect()
-}
-
-/// Asks the learned judge about every pair whose similarity is at least `gate` (review asks it
-/// about no other neighbour), both directions. `judge(a, b)` returns the probabilities
-/// [entailment, neutral, contradiction] of "a, then b".
-pub fn judge_pairs(pairs: &mut [Pair], gate: f64, judge: &mut dyn FnMut(&str, &str) -> [f32; 3]) {
-    for p in pairs.iter_mut().filter(|p| p.similarity >= gate) {
-        interrupt::check();
-        p.learned = Some(JudgeScores { ab: judge(&p.a, &p.b), ba: judge(&p.b, &p.a) });
-    }
 }
 
 /// The verdict review gives candidate `a` against memory `b`.
@@ -230,7 +220,7 @@ pub fn sweep(pairs: &[Pair], policy: &Policy, duplicate: f64) -> Vec<(f64, Quali
         .collect()
 }
 
-/// The learned judge's thresholds, by grid search on labelled pairs that `judge_pairs` judged
+/// The learned judge's thresholds, by grid search on labelled pairs the judge was asked about
 /// (held-out public data; never the corpus they are then checked on). Merge: the lowest
 /// mutual-entailment threshold, at least 0.5 (more likely than not both ways), whose false
 /// merges stay within `max_false_merges`. Then the gate, the judge's contradiction threshold and

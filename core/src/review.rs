@@ -438,6 +438,8 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
     // 5. contradictions: same (entity, predicate) with another value, or similar enough with a
     // differing assertion (the judge's answer when a judge is configured).
     let correction = s.write_class == Some("correction");
+    // The rules' finding that lowered the judge's bar, when only that bar was passed.
+    let mut below_judge: Option<(&'static str, f64, f64)> = None;
     let contra = ns
         .iter()
         .find(|n| correction && s.supersedes == Some(n.id.as_str()))
@@ -445,26 +447,28 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
         .or_else(|| ns.iter().find(|n| same_fact(s, n) == Some(false)).map(|n| (*n, "fact".to_owned())))
         .or_else(|| {
             ns.iter().find_map(|n| {
-                let gate = match (judge_configured, cx.learned, n.learned) {
-                    (false, Some(th), Some(_)) => th.gate,
-                    _ => thresholds.contradiction,
-                };
+                // the learned judge reads the pair when it judged it and no judge function is set
+                let learned = if judge_configured { None } else { cx.learned.zip(n.learned) };
+                let gate = learned.map_or(thresholds.contradiction, |(th, _)| th.gate);
                 if !n.similarity.is_some_and(|x| x >= gate) || different_keys(s, n) {
                     return None;
                 }
                 let rules = me.with(n).difference;
-                match (judge_configured, cx.learned, n.learned) {
-                    (true, _, _) => (n.judge == Some(true)).then(|| (*n, "judge".to_owned())),
-                    (false, Some(th), Some(j)) => {
+                match learned {
+                    _ if judge_configured => (n.judge == Some(true)).then(|| (*n, "judge".to_owned())),
+                    Some((th, j)) => {
                         let p = j.contradiction();
                         match rules {
                             _ if p >= th.contradiction => Some((*n, "judge".to_owned())),
-                            Some(d) if p >= th.contradiction_with_rules => Some((*n, format!("judge+{}", d.as_str()))),
+                            Some(d) if p >= th.contradiction_with_rules => {
+                                below_judge = Some((d.as_str(), p, th.contradiction));
+                                Some((*n, format!("judge+{}", d.as_str())))
+                            }
                             _ => None,
                         }
                     }
-                    // loaded, but the neighbour was not judged: the rules alone
-                    _ => rules.map(|d| (*n, d.as_str().to_owned())),
+                    // not judged: the rules alone
+                    None => rules.map(|d| (*n, d.as_str().to_owned())),
                 }
             })
         });
@@ -482,13 +486,9 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
         } else {
             Resolution::Block
         };
-        if resolution == Resolution::Supersede && how.starts_with("judge+") {
-            disagreement = Some(format!(
-                "the rules find {} but the judge's contradiction probability {:.3} is below {:.3}",
-                &how["judge+".len()..],
-                n.learned.map_or(0.0, |j| j.contradiction()),
-                cx.learned.map_or(0.0, |t| t.contradiction)
-            ));
+        if let (Resolution::Supersede, Some((rule, p, bar))) = (resolution, below_judge) {
+            disagreement =
+                Some(format!("the rules find {rule} but the judge's contradiction probability {p:.3} is below {bar:.3}"));
         }
         v.status = Status::Contradicts;
         v.contradicts = Some(n.id.clone());

@@ -51,8 +51,9 @@ impl Judge {
     /// Loads the adapter file at `path`, checking its SHA-256 against `expect` (when given),
     /// every tensor's name, dtype and shape, and that no tensor is missing or left over.
     pub fn load(path: &Path, expect: Option<&str>) -> Result<Judge, String> {
-        let bytes = std::fs::read(path).map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
-        let sha256 = hex(&<sha2::Sha256 as sha2::Digest>::digest(&bytes));
+        let t = Tensors::open(path).map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
+        // the checksum of the mapped bytes, those the weights below are copied from
+        let sha256 = hex(&<sha2::Sha256 as sha2::Digest>::digest(t.bytes()));
         if let Some(want) = expect {
             if sha256 != want.trim() {
                 return Err(format!(
@@ -62,8 +63,6 @@ impl Judge {
                 ));
             }
         }
-        drop(bytes);
-        let t = Tensors::open(path)?;
         let scale = ALPHA / RANK as f32;
         let mut layers = Vec::with_capacity(LAYERS);
         for l in 0..LAYERS {

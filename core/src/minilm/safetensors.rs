@@ -177,6 +177,11 @@ impl Tensors {
         &self.tensors
     }
 
+    /// The whole mapped file, header included.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+
     /// The f32 tensor `name`, which must have exactly `shape`.
     pub(crate) fn f32(&self, name: &str, shape: &[usize]) -> Result<F32, String> {
         let what = self.path.display();
