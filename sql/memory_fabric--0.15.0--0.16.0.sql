@@ -546,6 +546,19 @@ SELECT e.tenant_id, pg_catalog.substr(e.subject_id, 9) AS subject, pg_catalog.ma
 FROM memory_fabric.events e
 WHERE e.kind = 'memory.erased' AND e.subject_id LIKE 'subject:_%'
 GROUP BY 1, 2;
+-- the erased candidates and memories about those subjects, found once
+CREATE TEMPORARY TABLE erased_rows ON COMMIT DROP AS
+SELECT c.tenant_id, c.id, true AS candidate FROM memory_fabric.candidates c
+WHERE c.erased_at IS NOT NULL AND EXISTS (
+    SELECT 1 FROM pg_temp.erased_subjects s
+    WHERE s.tenant_id = c.tenant_id
+      AND (memory_fabric._names_subject(c.user_id, s.subject) OR memory_fabric._names_subject(c.entity, s.subject)))
+UNION ALL
+SELECT p.tenant_id, p.id, false FROM memory_fabric.promoted_memory p
+WHERE p.erased_at IS NOT NULL AND EXISTS (
+    SELECT 1 FROM pg_temp.erased_subjects s
+    WHERE s.tenant_id = p.tenant_id
+      AND (memory_fabric._names_subject(p.user_id, s.subject) OR memory_fabric._names_subject(p.entity, s.subject)));
 DO $$
 DECLARE
     c bigint;
@@ -562,10 +575,7 @@ BEGIN
         retraction_reason = CASE
             WHEN p.retraction_reason IS NULL
               OR p.retraction_reason ~ '^(erased|consent_revoked|superseded by pm_[0-9a-z_]+)$'
-              OR NOT EXISTS (SELECT 1 FROM pg_temp.erased_subjects s
-                             WHERE s.tenant_id = p.tenant_id
-                               AND (memory_fabric._names_subject(p.user_id, s.subject)
-                                    OR memory_fabric._names_subject(p.entity, s.subject)))
+              OR NOT EXISTS (SELECT 1 FROM pg_temp.erased_rows r WHERE r.id = p.id AND NOT r.candidate)
             THEN p.retraction_reason ELSE '[erased]' END
     WHERE p.erased_at IS NOT NULL;
     GET DIAGNOSTICS m = ROW_COUNT;
@@ -576,32 +586,14 @@ END
 $$;
 ALTER TABLE memory_fabric.candidates ENABLE ALWAYS TRIGGER guard_update;
 ALTER TABLE memory_fabric.promoted_memory ENABLE ALWAYS TRIGGER guard_update;
-WITH erased AS (
-    SELECT c.tenant_id, c.id FROM memory_fabric.candidates c
-    WHERE c.erased_at IS NOT NULL AND EXISTS (
-        SELECT 1 FROM pg_temp.erased_subjects s
-        WHERE s.tenant_id = c.tenant_id
-          AND (memory_fabric._names_subject(c.user_id, s.subject) OR memory_fabric._names_subject(c.entity, s.subject))))
 UPDATE memory_fabric.decisions d
 SET erased_at = pg_catalog.clock_timestamp(), notes = CASE WHEN d.notes IS NULL THEN NULL ELSE '[erased]' END
-FROM erased
-WHERE d.tenant_id = erased.tenant_id AND (d.candidate_id = erased.id OR d.new_candidate_id = erased.id)
+FROM pg_temp.erased_rows erased
+WHERE erased.candidate AND d.tenant_id = erased.tenant_id AND (d.candidate_id = erased.id OR d.new_candidate_id = erased.id)
   AND d.erased_at IS NULL;
-WITH erased AS (
-    SELECT c.tenant_id, c.id FROM memory_fabric.candidates c
-    WHERE c.erased_at IS NOT NULL AND EXISTS (
-        SELECT 1 FROM pg_temp.erased_subjects s
-        WHERE s.tenant_id = c.tenant_id
-          AND (memory_fabric._names_subject(c.user_id, s.subject) OR memory_fabric._names_subject(c.entity, s.subject)))
-    UNION
-    SELECT p.tenant_id, p.id FROM memory_fabric.promoted_memory p
-    WHERE p.erased_at IS NOT NULL AND EXISTS (
-        SELECT 1 FROM pg_temp.erased_subjects s
-        WHERE s.tenant_id = p.tenant_id
-          AND (memory_fabric._names_subject(p.user_id, s.subject) OR memory_fabric._names_subject(p.entity, s.subject))))
 UPDATE memory_fabric.events e
 SET erased_at = pg_catalog.clock_timestamp(), payload = memory_fabric._erased_payload(e.payload)
-FROM erased
+FROM pg_temp.erased_rows erased
 WHERE e.tenant_id = erased.tenant_id AND e.subject_id = erased.id AND e.erased_at IS NULL;
 UPDATE memory_fabric.recall_log r
 SET erased_at = pg_catalog.clock_timestamp(), query_text = NULL
@@ -614,7 +606,7 @@ SET erased_at = pg_catalog.clock_timestamp(), evidence_refs = '[]',
 FROM pg_temp.erased_subjects s
 WHERE k.tenant_id = s.tenant_id AND memory_fabric._names_subject(k.subject, s.subject)
   AND k.captured_at <= s.at AND k.erased_at IS NULL;
-DROP TABLE pg_temp.erased_subjects;
+DROP TABLE pg_temp.erased_rows, pg_temp.erased_subjects;
 
 -- The live memories whose vector cannot be compared (the sum of its squares is zero, subnormal or
 -- infinite in single precision: pgvector's norm, in double, outside the square roots of the
