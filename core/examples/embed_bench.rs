@@ -201,29 +201,41 @@ fn main() {
         println!("embed_{target}_p50_ms: {}", ms(p50));
         println!("embed_{target}_p95_ms: {}", ms(p95));
     }
-    // The judge: one direction of a pair of about 30 tokens ([CLS] a [SEP] b [SEP]), with the
-    // adapter in the repository (core/data/judge.safetensors).
+    // The judge: one direction of a pair of 30 tokens ([CLS] a [SEP] b [SEP]), with the
+    // adapter in the repository (core/data/judge.safetensors): as review computes it (bfloat16
+    // where the CPU has it) and in f32 throughout; then the private memory the merged weights take.
     let judge_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/judge.safetensors");
     let judge = memory_fabric_core::minilm::Judge::load(&judge_path, None).unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(1)
     });
-    let (a, b) = ("Customer cust_7714 prefers to be contacted by email on weekdays.",
-                  "Customer cust_7714 asked never to be emailed, only called.");
+    let (a, b) = ("Customer cust_7714 prefers to be contacted by email on weekdays.", "Customer cust_7714 asked never to be emailed");
     println!("judge_tokens: {}", m.tokenize_pair(a, b).0.len());
-    for _ in 0..10 {
-        black_box(m.judge(&judge, black_box(a), black_box(b)));
-    }
-    let samples: Vec<Duration> = (0..300)
-        .map(|_| {
+    println!("judge_bf16: {}", MiniLm::judge_is_bf16());
+    let before = rss();
+    black_box(m.judge(&judge, a, b));
+    let after = rss();
+    println!("judge_merge_anon_growth_kib: {}", after.1 as i64 - before.1 as i64);
+    let time = |f: &dyn Fn()| {
+        for _ in 0..10 {
+            f();
+        }
+        percentiles((0..300).map(|_| {
             let t = Instant::now();
-            black_box(m.judge(&judge, black_box(a), black_box(b)));
+            f();
             t.elapsed()
-        })
-        .collect();
-    let (p50, p95) = percentiles(samples);
+        }).collect())
+    };
+    let (p50, p95) = time(&|| {
+        black_box(m.judge(&judge, black_box(a), black_box(b)));
+    });
     println!("judge_pair_p50_ms: {}", ms(p50));
     println!("judge_pair_p95_ms: {}", ms(p95));
+    let (p50, p95) = time(&|| {
+        black_box(m.judge_logits_exact(&judge, black_box(a), black_box(b)));
+    });
+    println!("judge_pair_f32_p50_ms: {}", ms(p50));
+    println!("judge_pair_f32_p95_ms: {}", ms(p95));
     let after_runs = rss();
     println!("rss_after_runs_kib: {}", after_runs.0);
     println!("rss_anon_after_runs_kib: {}", after_runs.1);

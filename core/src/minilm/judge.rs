@@ -110,7 +110,7 @@ impl Judge {
 
 impl Verdict {
     /// Softmax of the head's logits; a non-finite logit gives an all-neutral verdict.
-    pub(crate) fn from_logits(l: [f32; 3]) -> Verdict {
+    pub fn from_logits(l: [f32; 3]) -> Verdict {
         if !l.iter().all(|v| v.is_finite()) {
             return Verdict { entailment: 0.0, neutral: 1.0, contradiction: 0.0 };
         }

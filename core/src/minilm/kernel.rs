@@ -200,9 +200,139 @@ unsafe fn sum4(a: &[std::arch::x86_64::__m256; COLS]) -> std::arch::x86_64::__m1
     _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps::<1>(h))
 }
 
+/// A weight W [o, k] rounded to bfloat16 and packed for `add_x_wt_bf16`: for each block of 16
+/// outputs, for each pair of inputs, the 16 outputs' two weights side by side
+/// (`[o / 16][k / 2][16][2]`), so that one 512-bit load holds what one `vdpbf16ps` multiplies
+/// with a broadcast pair of inputs.
+pub(crate) struct PackedBf16 {
+    data: Vec<u16>,
+    pub(crate) inputs: usize,
+    pub(crate) outputs: usize,
+}
+
+/// Outputs per block of the bfloat16 kernel (one 512-bit register of f32).
+pub(crate) const BF16_LANES: usize = 16;
+
+/// f32 to bfloat16, rounded to nearest even (as `vcvtne2ps2bf16` rounds; no NaN reaches it).
+fn bf16(x: f32) -> u16 {
+    let b = x.to_bits();
+    ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) as u16
+}
+
+impl PackedBf16 {
+    /// Packs `w` [outputs, inputs] row-major; `outputs` a multiple of 16, `inputs` of 32.
+    pub(crate) fn pack(w: &[f32], outputs: usize, inputs: usize) -> PackedBf16 {
+        assert!(outputs.is_multiple_of(BF16_LANES) && inputs.is_multiple_of(32) && w.len() == outputs * inputs);
+        let mut data = Vec::with_capacity(outputs * inputs);
+        for block in 0..outputs / BF16_LANES {
+            for pair in 0..inputs / 2 {
+                for lane in 0..BF16_LANES {
+                    let row = &w[(block * BF16_LANES + lane) * inputs..];
+                    data.push(bf16(row[2 * pair]));
+                    data.push(bf16(row[2 * pair + 1]));
+                }
+            }
+        }
+        PackedBf16 { data, inputs, outputs }
+    }
+
+}
+
+/// Whether the CPU has AVX-512 with the bfloat16 dot product.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn bf16_available() -> bool {
+    use std::sync::OnceLock;
+    static YES: OnceLock<bool> = OnceLock::new();
+    *YES.get_or_init(|| is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bf16"))
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) fn bf16_available() -> bool {
+    false
+}
+
+/// `out[n × o] += x[n × k] · Wᵀ` in bfloat16 products with f32 sums, W packed by
+/// `PackedBf16::pack`; `xb` is scratch for x in bfloat16. Only where `bf16_available()`.
+pub(crate) fn add_x_wt_bf16(x: &[f32], n: usize, w: &PackedBf16, out: &mut [f32], xb: &mut Vec<u16>) {
+    let (k, o) = (w.inputs, w.outputs);
+    assert!(x.len() >= n * k && out.len() >= n * o && bf16_available());
+    xb.clear();
+    xb.extend(x[..n * k].iter().map(|v| bf16(*v)));
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the CPU has AVX-512F and AVX512-BF16 (asserted); the sizes were checked above and
+    // by `pack` (o % 16, k % 32).
+    unsafe {
+        add_x_wt_bf16_avx512(xb, n, w, out)
+    }
+}
+
+/// Token rows per block of the bfloat16 kernel, and 16-output blocks per block: 8 × 2
+/// accumulators of 16 lanes.
+#[cfg(target_arch = "x86_64")]
+const BF16_ROWS: usize = 6;
+#[cfg(target_arch = "x86_64")]
+const BF16_BLOCKS: usize = 4;
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bf16")]
+unsafe fn add_x_wt_bf16_avx512(xb: &[u16], n: usize, w: &PackedBf16, out: &mut [f32]) {
+    let blocks = w.outputs / BF16_LANES;
+    let mut b = 0;
+    while b < blocks {
+        let nb = if blocks - b >= BF16_BLOCKS { BF16_BLOCKS } else { 1 };
+        let mut r = 0;
+        while r < n {
+            let nr = BF16_ROWS.min(n - r);
+            macro_rules! rows {
+                ($($r:literal)*) => {
+                    match (nr, nb) {
+                        $(($r, BF16_BLOCKS) => tile::<$r, BF16_BLOCKS>(xb, r, b, w, out),
+                          ($r, _) => tile::<$r, 1>(xb, r, b, w, out),)*
+                        _ => unreachable!(),
+                    }
+                };
+            }
+            rows!(1 2 3 4 5 6);
+            r += nr;
+        }
+        b += nb;
+    }
+}
+
+/// R token rows from `r` × B blocks of 16 outputs from block `b`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bf16")]
+unsafe fn tile<const R: usize, const B: usize>(xb: &[u16], r: usize, b: usize, w: &PackedBf16, out: &mut [f32]) {
+    use std::arch::x86_64::*;
+    let (k, o) = (w.inputs, w.outputs);
+    let pairs = k / 2;
+    let mut acc = [[_mm512_setzero_ps(); B]; R];
+    let xp = xb.as_ptr().add(r * k) as *const u32;
+    let wp = w.data.as_ptr();
+    for p in 0..pairs {
+        let mut wv = [_mm512_setzero_ps(); B];
+        for (q, v) in wv.iter_mut().enumerate() {
+            // block b + q, pair p: 32 bf16
+            *v = _mm512_loadu_ps(wp.add(((b + q) * pairs + p) * 2 * BF16_LANES) as *const f32);
+        }
+        for (i, row) in acc.iter_mut().enumerate() {
+            let xv = _mm512_set1_epi32(xp.add(i * pairs + p).read_unaligned() as i32);
+            for (q, a) in row.iter_mut().enumerate() {
+                *a = _mm512_dpbf16_ps(*a, std::mem::transmute::<__m512i, __m512bh>(xv), std::mem::transmute::<__m512, __m512bh>(wv[q]));
+            }
+        }
+    }
+    for (i, row) in acc.iter().enumerate() {
+        for (q, a) in row.iter().enumerate() {
+            let p = out.as_mut_ptr().add((r + i) * o + (b + q) * BF16_LANES);
+            _mm512_storeu_ps(p, _mm512_add_ps(_mm512_loadu_ps(p), *a));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::add_x_wt;
+    use super::{add_x_wt, add_x_wt_bf16, bf16_available, PackedBf16};
 
     #[test]
     fn matches_a_naive_product() {
@@ -237,6 +367,32 @@ mod tests {
                         (got - want).abs() <= 1e-4 * (1.0 + want.abs()),
                         "{n}x{k}x{o} [{r},{j}]: {got} vs {want}"
                     );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bf16_kernel_matches_within_its_precision() {
+        if !bf16_available() {
+            return;
+        }
+        for (n, k, o) in [(1, 384, 384), (34, 384, 1536), (9, 1536, 384), (17, 64, 48)] {
+            let x: Vec<f32> = (0..n * k).map(|i| ((i * 7919) % 101) as f32 / 50.0 - 1.0).collect();
+            let w: Vec<f32> = (0..o * k).map(|i| ((i * 104729) % 97) as f32 / 48.0 - 1.0).collect();
+            let packed = PackedBf16::pack(&w, o, k);
+            let mut out: Vec<f32> = (0..n * o).map(|i| i as f32 * 0.5).collect();
+            let init = out.clone();
+            add_x_wt_bf16(&x, n, &packed, &mut out, &mut Vec::new());
+            for r in 0..n {
+                for j in 0..o {
+                    let (exact, mag): (f64, f64) = (0..k)
+                        .map(|c| (x[r * k + c] as f64 * w[j * k + c] as f64, (x[r * k + c] * w[j * k + c]).abs() as f64))
+                        .fold((0.0, 0.0), |(s, m), (v, a)| (s + v, m + a));
+                    let want = init[r * o + j] as f64 + exact;
+                    // two roundings to 8 significant bits: at most 2^-8 of each product
+                    let got = out[r * o + j] as f64;
+                    assert!((got - want).abs() <= mag / 128.0 + 1e-3, "{n}x{k}x{o} [{r},{j}]: {got} vs {want}");
                 }
             }
         }

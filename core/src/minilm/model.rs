@@ -6,6 +6,7 @@
 //! Hugging Face stores a linear layer's weight as [out, in] row-major; `x · Wᵀ` reads W as
 //! it is (swapped strides for sgemm), so the mapped weights are used without a copy.
 
+use super::kernel::PackedBf16;
 use super::safetensors::{Tensors, F32};
 
 pub(crate) const HIDDEN: usize = 384;
@@ -48,6 +49,13 @@ pub(crate) struct Model {
     token_type: F32,
     embedding_norm: LayerNorm,
     layers: Vec<Layer>,
+}
+
+impl Layer {
+    /// Its linear layers, in `ADAPTED`'s order.
+    fn linears(&self) -> [&Linear; 6] {
+        [&self.query, &self.key, &self.value, &self.attention_out, &self.intermediate, &self.output]
+    }
 }
 
 impl Linear {
@@ -95,6 +103,24 @@ pub(crate) const ADAPTED: [(&str, usize, usize); 6] = [
 ];
 
 /// Scratch buffers of one forward pass, sized for its sequence length.
+/// The weights a forward pass reads.
+#[derive(Clone, Copy)]
+pub(crate) enum Weights<'a> {
+    /// The base model's, as mapped.
+    Base,
+    /// The base model's, plus an adapter's low-rank update per linear layer (one per layer).
+    Adapted(&'a [LayerAdapter]),
+    /// Base and adapter merged and rounded to bfloat16 (`Model::merge`).
+    Merged(&'a Merged),
+}
+
+/// An adapter merged into the base weights, W + B·A, for each linear layer of each layer (in
+/// `ADAPTED`'s order), rounded to bfloat16 and packed for kernel.rs's bfloat16 kernel: a
+/// private copy of 21 MB, made once per process that asks for it.
+pub(crate) struct Merged {
+    layers: Vec<Vec<PackedBf16>>,
+}
+
 struct Scratch {
     x: Vec<f32>,
     q: Vec<f32>,
@@ -103,8 +129,24 @@ struct Scratch {
     ctx: Vec<f32>,
     scores: Vec<f32>,
     inter: Vec<f32>,
+    buf: Buffers,
+}
+
+/// The linear layers' own scratch.
+#[derive(Default)]
+struct Buffers {
     /// x · Aᵀ of an adapter's update, n × rank
     low: Vec<f32>,
+    /// x in bfloat16, for merged weights
+    xb: Vec<u16>,
+}
+
+/// What one linear layer reads: the base weight with an adapter's update or none, or a merged
+/// weight.
+#[derive(Clone, Copy)]
+enum LinearWeights<'a> {
+    Base(Option<&'a LowRank>),
+    Merged(&'a PackedBf16),
 }
 
 impl Model {
@@ -188,20 +230,11 @@ impl Model {
         self.tensors.get(t)
     }
 
-    /// `out[n × outputs] = x[n × inputs] · Wᵀ + bias (+ out, when `accumulate`)`, plus the
-    /// adapter's low-rank update when there is one.
+    /// `out[n × outputs] = x[n × inputs] · Wᵀ + bias (+ out, when `accumulate`)`, W being the
+    /// base weight plus the adapter's low-rank update, or the merged weight.
     #[allow(clippy::too_many_arguments)]
-    fn linear(
-        &self,
-        lin: &Linear,
-        x: &[f32],
-        n: usize,
-        out: &mut [f32],
-        accumulate: bool,
-        update: Option<&LowRank>,
-        low: &mut Vec<f32>,
-    ) {
-        let (w, b) = (self.w(&lin.weight), self.w(&lin.bias));
+    fn linear(&self, lin: &Linear, x: &[f32], n: usize, out: &mut [f32], accumulate: bool, w: LinearWeights<'_>, s: &mut Buffers) {
+        let b = self.w(&lin.bias);
         let out = &mut out[..n * lin.outputs];
         if accumulate {
             for row in out.chunks_exact_mut(lin.outputs) {
@@ -212,13 +245,49 @@ impl Model {
                 row.copy_from_slice(b);
             }
         }
-        super::kernel::add_x_wt(x, w, n, lin.inputs, lin.outputs, out);
-        if let Some(u) = update {
-            low.clear();
-            low.resize(n * u.rank, 0.0);
-            super::kernel::add_x_wt(x, &u.a, n, lin.inputs, u.rank, low);
-            super::kernel::add_x_wt(low, &u.b, n, u.rank, lin.outputs, out);
+        match w {
+            LinearWeights::Merged(p) => super::kernel::add_x_wt_bf16(x, n, p, out, &mut s.xb),
+            LinearWeights::Base(update) => {
+                super::kernel::add_x_wt(x, self.w(&lin.weight), n, lin.inputs, lin.outputs, out);
+                if let Some(u) = update {
+                    s.low.clear();
+                    s.low.resize(n * u.rank, 0.0);
+                    super::kernel::add_x_wt(x, &u.a, n, lin.inputs, u.rank, &mut s.low);
+                    super::kernel::add_x_wt(&s.low, &u.b, n, u.rank, lin.outputs, out);
+                }
+            }
         }
+    }
+
+    /// `adapter` merged into the base weights (see `Merged`).
+    pub(crate) fn merge(&self, adapter: &[LayerAdapter]) -> Merged {
+        assert_eq!(adapter.len(), LAYERS, "one adapter layer per layer");
+        let layers = self
+            .layers
+            .iter()
+            .zip(adapter)
+            .map(|(l, ad)| {
+                l.linears()
+                    .iter()
+                    .zip(&ad.linears)
+                    .map(|(lin, u)| {
+                        crate::interrupt::check();
+                        let mut w = self.w(&lin.weight).to_vec();
+                        // W += B·A: B [outputs, rank] (scaled), A [rank, inputs]
+                        super::kernel::gemm(
+                            (lin.outputs, u.rank, lin.inputs),
+                            1.0,
+                            (&u.b, u.rank, 1),
+                            (&u.a, lin.inputs, 1),
+                            1.0,
+                            (&mut w, lin.inputs, 1),
+                        );
+                        PackedBf16::pack(&w, lin.outputs, lin.inputs)
+                    })
+                    .collect()
+            })
+            .collect();
+        Merged { layers }
     }
 
     fn layer_norm(&self, norm: &LayerNorm, x: &mut [f32]) {
@@ -232,7 +301,7 @@ impl Model {
     /// mean of the last hidden states, L2-normalised.
     pub(crate) fn embed(&self, ids: &[u32]) -> Vec<f32> {
         let n = ids.len();
-        let x = self.hidden(ids, None, None);
+        let x = self.hidden(ids, None, Weights::Base, false);
         // Mean pooling over all tokens (one sequence, attention mask all ones), then L2.
         let mut out = vec![0.0f32; HIDDEN];
         for row in x.chunks_exact(HIDDEN) {
@@ -248,8 +317,11 @@ impl Model {
 
     /// The last hidden states (n × HIDDEN) of `ids` (with their [CLS]/[SEP], at most 512),
     /// whose token types are `types` (all 0 when None), through the encoder with `adapter`'s
-    /// updates when given (one per layer).
-    pub(crate) fn hidden(&self, ids: &[u32], types: Option<&[u8]>, adapter: Option<&[LayerAdapter]>) -> Vec<f32> {
+    /// updates when given (one per layer). With `first_only`, only the first row (the [CLS]
+    /// state, all a classification head reads) is computed through the last layer, and only it
+    /// is meaningful: the last layer's other rows feed nothing after it, so the first row is
+    /// the same as the whole computation's.
+    pub(crate) fn hidden(&self, ids: &[u32], types: Option<&[u8]>, weights: Weights<'_>, first_only: bool) -> Vec<f32> {
         let n = ids.len();
         assert!((1..=MAX_POSITIONS).contains(&n), "sequence length {n}");
         let mut s = Scratch {
@@ -260,12 +332,12 @@ impl Model {
             ctx: vec![0.0; n * HIDDEN],
             scores: vec![0.0; n * n],
             inter: vec![0.0; n * INTERMEDIATE],
-            low: Vec::new(),
+            buf: Buffers::default(),
         };
         if let Some(t) = types {
             assert_eq!(t.len(), n, "one token type per token");
         }
-        if let Some(a) = adapter {
+        if let Weights::Adapted(a) = weights {
             assert_eq!(a.len(), LAYERS, "one adapter layer per layer");
         }
 
@@ -289,17 +361,25 @@ impl Model {
 
         for (i, layer) in self.layers.iter().enumerate() {
             crate::interrupt::check();
-            self.layer(layer, n, &mut s, adapter.map(|a| &a[i]));
+            let rows = if first_only && i + 1 == LAYERS { 1 } else { n };
+            self.layer(layer, n, rows, &mut s, weights, i);
         }
         crate::interrupt::check();
         s.x
     }
 
-    fn layer(&self, l: &Layer, n: usize, s: &mut Scratch, ad: Option<&LayerAdapter>) {
-        let u = |i: usize| ad.map(|a| &a.linears[i]);
-        self.linear(&l.query, &s.x, n, &mut s.q, false, u(0), &mut s.low);
-        self.linear(&l.key, &s.x, n, &mut s.k, false, u(1), &mut s.low);
-        self.linear(&l.value, &s.x, n, &mut s.v, false, u(2), &mut s.low);
+    /// One encoder layer over n tokens, whose output is computed for the first `rows` of them
+    /// (every token attends to all n; only queries, attention output and feed-forward are
+    /// limited to those rows).
+    fn layer(&self, l: &Layer, n: usize, rows: usize, s: &mut Scratch, weights: Weights<'_>, index: usize) {
+        let u = |i: usize| match weights {
+            Weights::Base => LinearWeights::Base(None),
+            Weights::Adapted(a) => LinearWeights::Base(Some(&a[index].linears[i])),
+            Weights::Merged(m) => LinearWeights::Merged(&m.layers[index][i]),
+        };
+        self.linear(&l.query, &s.x, rows, &mut s.q, false, u(0), &mut s.buf);
+        self.linear(&l.key, &s.x, n, &mut s.k, false, u(1), &mut s.buf);
+        self.linear(&l.value, &s.x, n, &mut s.v, false, u(2), &mut s.buf);
 
         // Self-attention, one head at a time, on strided views of q, k, v: no copies.
         let scale = 1.0 / (HEAD_DIM as f32).sqrt();
@@ -307,19 +387,19 @@ impl Model {
             let off = h * HEAD_DIM;
             // scores[n × n] = scale · Q_h · K_hᵀ; K_hᵀ[d][j] = k[j·HIDDEN + off + d].
             super::kernel::gemm(
-                (n, HEAD_DIM, n),
+                (rows, HEAD_DIM, n),
                 scale,
                 (&s.q[off..], HIDDEN, 1),
                 (&s.k[off..], 1, HIDDEN),
                 0.0,
                 (&mut s.scores, n, 1),
             );
-            for row in s.scores.chunks_exact_mut(n) {
+            for row in s.scores[..rows * n].chunks_exact_mut(n) {
                 super::math::softmax(row);
             }
             // ctx_h[n × HEAD_DIM] = P · V_h, written into its columns of ctx.
             super::kernel::gemm(
-                (n, n, HEAD_DIM),
+                (rows, n, HEAD_DIM),
                 1.0,
                 (&s.scores, n, 1),
                 (&s.v[off..], HIDDEN, 1),
@@ -329,14 +409,14 @@ impl Model {
         }
 
         // Attention output: dense + bias + residual, LayerNorm. x is the residual: accumulate.
-        self.linear(&l.attention_out, &s.ctx, n, &mut s.x, true, u(3), &mut s.low);
-        self.layer_norm(&l.attention_norm, &mut s.x);
+        self.linear(&l.attention_out, &s.ctx, rows, &mut s.x, true, u(3), &mut s.buf);
+        self.layer_norm(&l.attention_norm, &mut s.x[..rows * HIDDEN]);
 
         // Feed-forward: dense + GELU, dense + bias + residual, LayerNorm.
-        self.linear(&l.intermediate, &s.x, n, &mut s.inter, false, u(4), &mut s.low);
-        super::math::gelu(&mut s.inter);
-        self.linear(&l.output, &s.inter, n, &mut s.x, true, u(5), &mut s.low);
-        self.layer_norm(&l.output_norm, &mut s.x);
+        self.linear(&l.intermediate, &s.x, rows, &mut s.inter, false, u(4), &mut s.buf);
+        super::math::gelu(&mut s.inter[..rows * INTERMEDIATE]);
+        self.linear(&l.output, &s.inter, rows, &mut s.x, true, u(5), &mut s.buf);
+        self.layer_norm(&l.output_norm, &mut s.x[..rows * HIDDEN]);
     }
 }
 
