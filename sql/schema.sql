@@ -159,6 +159,11 @@ CREATE TABLE memory_fabric.reviews (
     scope_version            uuid,
     neighbour_ids            text[],
     retracted_ids            text[],
+    -- What review's learned judge said (core/data/JUDGE.md): the SHA-256 of its file, NULL when
+    -- review did not read it (not installed, off in the policy, or a judge function set), and
+    -- its probabilities for each pair it read, both ways.
+    judge_model              text        CHECK (judge_model ~ '^[0-9a-f]{64}$'),
+    judge_scores             jsonb       CHECK (jsonb_typeof(judge_scores) = 'array'),
     CHECK (status <> 'duplicate_of' OR duplicate_of_id IS NOT NULL),
     CHECK (status <> 'contradicts' OR (contradicts_id IS NOT NULL AND contradiction_resolution IS NOT NULL))
 );
@@ -169,6 +174,9 @@ COMMENT ON COLUMN memory_fabric.reviews.scope_version IS
     'The version of the scope''s promoted memories the verdict was decided on (memory_fabric.scope_versions)';
 COMMENT ON COLUMN memory_fabric.reviews.neighbour_ids IS 'The live promoted memories the candidate was compared with';
 COMMENT ON COLUMN memory_fabric.reviews.retracted_ids IS 'The retracted memories the candidate was compared with';
+COMMENT ON COLUMN memory_fabric.reviews.judge_model IS 'The SHA-256 of the learned judge review read; NULL: it did not';
+COMMENT ON COLUMN memory_fabric.reviews.judge_scores IS
+    'The learned judge''s probabilities (entailment, neutral, contradiction) for each pair it read, both ways';
 CREATE INDEX reviews_candidate ON memory_fabric.reviews (candidate_id, reviewed_at DESC, id DESC);
 CREATE INDEX reviews_queue ON memory_fabric.reviews (tenant_id, reviewed_at)
     WHERE reviewer = 'human';

@@ -36,6 +36,9 @@ const AUTO: &str = "auto";
 static LOADED: Mutex<Option<(PathBuf, Arc<minilm::MiniLm>)>> = Mutex::new(None);
 /// The folder `auto` found empty, logged once per backend.
 static FELL_BACK: Mutex<Option<PathBuf>> = Mutex::new(None);
+/// Review's learned judge, with the folder it came from: None when its file (or the semantic
+/// model it runs on) is not installed there, which is logged once per backend and folder.
+static JUDGE: Mutex<Option<(PathBuf, Option<Arc<minilm::Judge>>)>> = Mutex::new(None);
 
 /// The folder the semantic model's files are read from.
 pub fn model_dir() -> PathBuf {
@@ -78,6 +81,41 @@ fn semantic(dir: &Path) -> Arc<minilm::MiniLm> {
     let m = Arc::new(m);
     *loaded = Some((dir.to_owned(), m.clone()));
     m
+}
+
+/// Review's learned judge (core/data/JUDGE.md) and the semantic model it runs on, loaded from
+/// memory_fabric.model_dir on first use. None when either file is missing there: review then
+/// decides by its rules, and the server log says so once per backend. A file that is there but
+/// damaged, or not the judge this build was tested with (its SHA-256), fails with 58030.
+pub fn judge() -> Option<(Arc<minilm::MiniLm>, Arc<minilm::Judge>)> {
+    let dir = model_dir();
+    let judge = {
+        let mut loaded = JUDGE.lock().unwrap_or_else(|p| p.into_inner());
+        match loaded.as_ref() {
+            Some((d, j)) if *d == dir => j.clone(),
+            _ => {
+                let path = dir.join(minilm::JUDGE_FILE);
+                let j = if installed(&dir) && path.is_file() {
+                    let j = minilm::Judge::load(&path, Some(minilm::JUDGE_SHA256)).unwrap_or_else(|e| {
+                        raise(Error::new(Kind::FileDamaged, format!("cannot load review's judge from \"{}\"", path.display()))
+                            .detail(format!("{e}."))
+                            .hint("Reinstall it with scripts/install_model.sh, which checks its checksum."))
+                    });
+                    Some(Arc::new(j))
+                } else {
+                    pgrx::log!(
+                        "memory_fabric: review's judge ({}, on {SEMANTIC}) is not installed in \"{}\"; review decides contradictions and duplicates by its rules",
+                        minilm::JUDGE_FILE,
+                        dir.display()
+                    );
+                    None
+                };
+                *loaded = Some((dir.clone(), j.clone()));
+                j
+            }
+        }
+    }?;
+    Some((semantic(&dir), judge))
 }
 
 /// The setting's value, checked: 22023 for a name that is not a built-in model.

@@ -79,7 +79,9 @@ fn main() {
     ];
     let cache_dir = std::env::var("MF_EMBED_CACHE").ok();
     let vec_path = cache_dir.as_ref().map(|d| format!("{d}/judge-calibrate-vectors.tsv"));
-    let judge_path_cache = cache_dir.as_ref().map(|d| format!("{d}/judge-calibrate-{}.tsv", &JUDGE_SHA256.trim()[..12]));
+    // the probabilities as review computes them on this CPU (bfloat16 or f32)
+    let path = if MiniLm::judge_is_bf16() { "bf16" } else { "f32" };
+    let judge_path_cache = cache_dir.as_ref().map(|d| format!("{d}/judge-calibrate-{}-{path}.tsv", &JUDGE_SHA256.trim()[..12]));
     let mut vectors = read_cache(&vec_path);
     let mut scores = read_cache(&judge_path_cache);
 
@@ -100,11 +102,11 @@ fn main() {
         .iter()
         .map(|(name, tsv)| (*name, load(tsv, &mut |x: &str| vectors.get(x).cloned().unwrap_or_else(|| m.embed(x)))))
         .collect();
-    // the judge, both directions, for every pair past the lowest gate the grid tries
+    // the judge, both directions, for every pair past the same-topic gate
     let key = |a: &str, b: &str| format!("{a}\u{1}{b}");
     let mut todo: Vec<(String, String)> = sets
         .iter()
-        .flat_map(|(_, ps)| ps.iter().filter(|p| p.similarity >= 0.0).flat_map(|p| [(p.a.clone(), p.b.clone()), (p.b.clone(), p.a.clone())]))
+        .flat_map(|(_, ps)| ps.iter().filter(|p| p.similarity >= t.contradiction).flat_map(|p| [(p.a.clone(), p.b.clone()), (p.b.clone(), p.a.clone())]))
         .filter(|(a, b)| !scores.contains_key(&key(a, b)))
         .collect();
     todo.sort();
@@ -115,7 +117,7 @@ fn main() {
     }
     write_cache(&judge_path_cache, &scores);
     for (_, ps) in sets.iter_mut() {
-        for p in ps.iter_mut().filter(|p| p.similarity >= 0.0) {
+        for p in ps.iter_mut().filter(|p| p.similarity >= t.contradiction) {
             let g = |a: &str, b: &str| {
                 let v = &scores[&key(a, b)];
                 [v[0], v[1], v[2]]
@@ -124,7 +126,7 @@ fn main() {
         }
     }
 
-    let th = calibrate_judge(&sets[0].1, t, &policy, 0.004, 0.75);
+    let th = calibrate_judge(&sets[0].1, t, &policy, 0.005, 0.75);
     println!("# The learned judge (sha256 {})\n\nembedder thresholds: {t:?}\ncalibrated on the held-out pairs: {th:?}\n", JUDGE_SHA256.trim());
     for (name, ps) in &sets {
         println!("## {name}, with the judge\n\n{}", report_with(ps, t, &policy, Some(th)));

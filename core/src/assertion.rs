@@ -154,6 +154,15 @@ pub enum Difference {
 }
 
 impl Difference {
+    /// Every finding, in the order of their index.
+    pub const ALL: [Difference; 6] =
+        [Difference::Negation, Difference::Number, Difference::Antonym, Difference::Preposition, Difference::Roles, Difference::Value];
+
+    /// Its place in `ALL`.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Difference::Negation => "negation",
@@ -173,6 +182,9 @@ pub struct Comparison {
     pub difference: Option<Difference>,
     /// They say the same: nothing is left over on either side. Only these may be merged.
     pub equivalent: bool,
+    /// Each names an identifier the other does not: they are about different subjects, and
+    /// neither differs from nor repeats the other.
+    pub other_subjects: bool,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -807,11 +819,10 @@ fn same_numbers(a: &[Quantity], b: &[Quantity]) -> bool {
 }
 
 pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
-    let none = Comparison { difference: None, equivalent: false };
     // Different identifiers on both sides: about different subjects.
     let ids_equal = a.ids == b.ids;
     if !a.ids.is_empty() && !b.ids.is_empty() && a.ids.iter().any(|x| !b.ids.contains(x)) && b.ids.iter().any(|x| !a.ids.contains(x)) {
-        return none;
+        return Comparison { difference: None, equivalent: false, other_subjects: true };
     }
     let numbers_equal = same_numbers(&a.numbers, &b.numbers);
     let pairs = align(&a.words, &b.words);
@@ -929,7 +940,7 @@ pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
         }
     }
     let equivalent = difference.is_none() && !leftover && !reordered && numbers_equal && ids_equal && !role_swap;
-    Comparison { difference, equivalent }
+    Comparison { difference, equivalent, other_subjects: false }
 }
 
 /// How `a` and `b` differ in what they assert, if they do.

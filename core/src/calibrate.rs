@@ -8,10 +8,11 @@
 //! pair that is not a paraphrase is a false merge: the candidate's own content would be lost.
 //! Used by `examples/calibrate.rs` and by the calibration test (core/tests/calibration.rs).
 
+use crate::assertion::Difference;
 use crate::embed::cosine;
 use crate::interrupt;
-use crate::policy::{Policy, Thresholds};
-use crate::review::{decide_with, Context, JudgeScores, JudgeThresholds, Neighbor, Status, Subject};
+use crate::policy::{JudgeThresholds, Policy, Thresholds};
+use crate::review::{decide_with, Context, JudgeScores, Neighbor, Status, Subject};
 use crate::text::content_hash;
 
 /// "different": a pair labelled only "not a paraphrase" (PAWS's negatives, mostly swapped roles):
@@ -144,9 +145,9 @@ pub fn scores(m: &Matrix) -> [(f64, f64, usize, usize); 3] {
     out
 }
 
-/// What review would say of a pair at any thresholds: whether it may be merged, whether it
-/// differs, found once through `decide` with the gates wide open.
-fn judged(pairs: &[Pair], policy: &Policy) -> Vec<(usize, f64, bool, bool)> {
+/// What review would say of a pair at any thresholds: whether it may be merged, and what the
+/// rules find differs, found once through `decide` with the gates wide open.
+fn judged(pairs: &[Pair], policy: &Policy) -> Vec<(usize, f64, bool, Option<Difference>, bool)> {
     let open = Thresholds { duplicate: -1.0, contradiction: -1.0 };
     let dup_only = Thresholds { duplicate: -1.0, contradiction: 2.0 };
     pairs
@@ -154,15 +155,27 @@ fn judged(pairs: &[Pair], policy: &Policy) -> Vec<(usize, f64, bool, bool)> {
         .map(|p| {
             let l = LABELS.iter().position(|x| *x == p.label).unwrap();
             let merge = verdict(p, dup_only, policy) == "duplicate";
-            let contra = verdict(p, open, policy) == "contradiction";
-            (l, p.similarity, merge, contra)
+            let c = crate::assertion::compare(&crate::assertion::parse(&p.a), &crate::assertion::parse(&p.b));
+            (l, p.similarity, merge, finding(p, open, policy), c.equivalent || c.other_subjects)
         })
         .collect()
 }
 
-fn fast_confusion(j: &[(usize, f64, bool, bool)], t: Thresholds) -> Matrix {
+/// The assertion comparison's finding that makes the rules call the pair a contradiction at
+/// `t`, when they do.
+fn finding(p: &Pair, t: Thresholds, policy: &Policy) -> Option<Difference> {
+    let hash_a = content_hash(&p.a);
+    let s = Subject { source: "agent", classification: "INTERNAL", captured_at: 2.0, text: &p.a, content_hash: &hash_a, ..Default::default() };
+    let n = Neighbor { id: "pm_b".into(), similarity: Some(p.similarity), text: p.b.clone(), source: "agent".into(), captured_at: 1.0, content_hash: content_hash(&p.b), ..Default::default() };
+    let v = decide_with(&s, &[n], t, policy, &Context::default());
+    let how = v.reason.as_deref()?.strip_prefix("contradiction:")?;
+    Difference::ALL.into_iter().find(|d| d.as_str() == how.split(';').next().unwrap_or(""))
+}
+
+fn fast_confusion(j: &[(usize, f64, bool, Option<Difference>, bool)], t: Thresholds) -> Matrix {
     let mut m = [[0usize; 3]; 5];
-    for &(l, sim, merge, contra) in j {
+    for &(l, sim, merge, contra, _) in j {
+        let contra = contra.is_some();
         let v = if merge && sim >= t.duplicate {
             0
         } else if contra && sim >= t.contradiction {
@@ -220,13 +233,19 @@ pub fn sweep(pairs: &[Pair], policy: &Policy, duplicate: f64) -> Vec<(f64, Quali
         .collect()
 }
 
-/// The learned judge's thresholds, by grid search on labelled pairs the judge was asked about
-/// (held-out public data; never the corpus they are then checked on). Merge: the lowest
-/// mutual-entailment threshold, at least 0.5 (more likely than not both ways), whose false
-/// merges stay within `max_false_merges`. Then the gate, the judge's contradiction threshold and
-/// the lower one the rules' findings allow: the best F1 among those whose contradiction
-/// precision reaches `min_precision`, else the best F1; ties go to the higher thresholds.
+/// Chooses how review reads the learned judge (`pairs` carrying its probabilities), behind the
+/// embedder's same-topic gate `t.contradiction`:
+/// - `merge`: the lowest mutual-entailment threshold, at least 0.5 (more likely than not both
+///   ways), whose false merges stay within `max_false_merges`;
+/// - `contradiction`: the judge's own bar, the best F1 of contradiction verdicts among the bars
+///   whose verdicts are right at least `min_precision` of the time (else the best F1; ties go
+///   to the higher bar);
+/// - `with_rules`, for each finding of the assertion comparison: the lowest bar at which the
+///   verdicts that finding adds below `contradiction` are still right at least `min_precision`
+///   of the time, counted over at least `MIN_ADDED` of them; `contradiction` (nothing added)
+///   when no bar is.
 pub fn calibrate_judge(pairs: &[Pair], t: Thresholds, policy: &Policy, max_false_merges: f64, min_precision: f64) -> JudgeThresholds {
+    const MIN_ADDED: usize = 20;
     let grid = |lo: i32, hi: i32, step: usize| (lo..=hi).step_by(step).map(|x| f64::from(x) / 100.0);
     // What the rules say of each pair, found once through `decide` (as `judged` does); the
     // grid then reads the judge's probabilities as `decide_with` does for one neighbour.
@@ -235,13 +254,20 @@ pub fn calibrate_judge(pairs: &[Pair], t: Thresholds, policy: &Policy, max_false
     let fast = |th: JudgeThresholds| {
         let mut m = [[0usize; 3]; 5];
         for ((x, p), &same) in j.iter().zip(pairs).zip(&same) {
-            let &(l, sim, merge, contra) = x;
+            let &(l, sim, merge, finding, sure) = x;
             let v = match p.learned {
                 _ if same => 0,
                 Some(s) if merge && sim >= t.duplicate && s.mutual_entailment() >= th.merge => 0,
                 None if merge && sim >= t.duplicate => 0,
-                Some(s) if sim >= th.gate && (s.contradiction() >= th.contradiction || (contra && s.contradiction() >= th.contradiction_with_rules)) => 1,
-                None if contra && sim >= t.contradiction => 1,
+                Some(s)
+                    if sim >= t.contradiction
+                        && !sure
+                        && (s.contradiction() >= th.contradiction
+                            || finding.is_some_and(|d| s.contradiction() >= th.with_rules[d.index()])) =>
+                {
+                    1
+                }
+                None if finding.is_some() && sim >= t.contradiction => 1,
                 _ => 2,
             };
             m[l][v] += 1;
@@ -250,29 +276,45 @@ pub fn calibrate_judge(pairs: &[Pair], t: Thresholds, policy: &Policy, max_false
     };
     let mut merge = 0.99;
     for m in grid(50, 99, 1) {
-        let th = JudgeThresholds { gate: 2.0, contradiction: 2.0, contradiction_with_rules: 2.0, merge: m };
+        let th = JudgeThresholds { contradiction: 2.0, with_rules: [2.0; 6], merge: m };
         if quality(&fast(th)).false_merges <= max_false_merges {
             merge = m;
             break;
         }
     }
-    let mut top: (bool, f64, JudgeThresholds) =
-        (false, f64::MIN, JudgeThresholds { gate: t.contradiction, contradiction: 2.0, contradiction_with_rules: 2.0, merge });
-    for gate in grid(0, 90, 5) {
-        for c in grid(30, 98, 2) {
-            for r in grid(10, 98, 2).filter(|r| *r <= c) {
-                let th = JudgeThresholds { gate, contradiction: c, contradiction_with_rules: r, merge };
-                let q = quality(&fast(th));
-                let (p, rc) = (q.contradiction_precision, q.contradiction_recall);
-                let f1 = if p + rc == 0.0 { 0.0 } else { 2.0 * p * rc / (p + rc) };
-                let key = (p >= min_precision, f1);
-                if key.0 > top.0 || (key.0 == top.0 && key.1 >= top.1) {
-                    top = (key.0, key.1, th);
-                }
+    let mut top: (bool, f64, f64) = (false, f64::MIN, 2.0);
+    for c in grid(30, 98, 2) {
+        let q = quality(&fast(JudgeThresholds { contradiction: c, with_rules: [c; 6], merge }));
+        let (p, rc) = (q.contradiction_precision, q.contradiction_recall);
+        let f1 = if p + rc == 0.0 { 0.0 } else { 2.0 * p * rc / (p + rc) };
+        let key = (p >= min_precision, f1);
+        if key.0 > top.0 || (key.0 == top.0 && key.1 >= top.1) {
+            top = (key.0, key.1, c);
+        }
+    }
+    let c = top.2;
+    let mut with_rules = [c; 6];
+    for d in crate::assertion::Difference::ALL {
+        // the pairs of this finding past the gate that the judge alone does not call
+        let below: Vec<(f64, bool)> = j
+            .iter()
+            .zip(pairs)
+            .zip(&same)
+            .filter(|((x, _), &same)| !same && x.3 == Some(d) && x.1 >= t.contradiction && !x.4)
+            .filter_map(|((x, p), _)| p.learned.map(|s| (s.contradiction(), LABELS[x.0] == "contradiction")))
+            .filter(|(pc, _)| *pc < c)
+            .collect();
+        for r in grid(0, (c * 100.0).round() as i32, 5) {
+            interrupt::check();
+            let added: Vec<bool> = below.iter().filter(|(pc, _)| *pc >= r).map(|x| x.1).collect();
+            let right = added.iter().filter(|x| **x).count();
+            if added.len() >= MIN_ADDED && right as f64 >= min_precision * added.len() as f64 {
+                with_rules[d.index()] = r;
+                break;
             }
         }
     }
-    top.2
+    JudgeThresholds { contradiction: c, with_rules, merge }
 }
 
 /// A Markdown report: the confusion matrix, precision and recall per verdict, and the figures

@@ -3,6 +3,7 @@
 //! The default policy (`Policy::default_json`) is the single source of the defaults: the
 //! extension inserts it as the `'*'` policy at install time.
 
+use crate::assertion::Difference;
 use crate::error::{Error, Result};
 use serde_json::{json, Value};
 
@@ -107,6 +108,34 @@ pub struct TierRule {
     pub tier: Tier,
 }
 
+/// The default policy's `judge` section: the thresholds `examples/judge_calibrate.rs` chose for
+/// core/data/judge.safetensors (SHA-256 in core/data/judge.sha256) on held-out public pairs
+/// (MultiNLI dev matched and SNLI test, 19,639 pairs), behind all-MiniLM-L6-v2's same-topic
+/// gate. core/data/JUDGE.md gives the figures there and on the evaluation corpus.
+pub const JUDGE_THRESHOLDS: JudgeThresholds = JudgeThresholds {
+    contradiction: 0.86,
+    // negation, number, antonym, preposition, roles, value
+    with_rules: [0.86, 0.86, 0.0, 0.86, 0.86, 0.86],
+    merge: 0.66,
+};
+
+/// How review reads the learned judge's probabilities (review::decide_with). The judge is asked
+/// about the neighbours past the embedder's same-topic gate (the policy's contradiction
+/// threshold for the model).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JudgeThresholds {
+    /// A free-text contradiction on the judge's word alone: its contradiction probability, in
+    /// either direction, at least this.
+    pub contradiction: f64,
+    /// A free-text contradiction the assertion comparison also finds: the judge's probability at
+    /// least this, by the comparison's finding (`Difference::ALL`'s order; at most
+    /// `contradiction`, 0 when the finding alone is enough).
+    pub with_rules: [f64; 6],
+    /// A merge as a duplicate: besides the comparison's "nothing differs, nothing added",
+    /// entailment at least this in both directions.
+    pub merge: f64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Thresholds {
     pub duplicate: f64,
@@ -153,6 +182,9 @@ pub struct Policy {
     /// purge_expired: how long after expiry a memory's content is kept, per write class
     /// ("default" for the rest).
     pub retention_seconds: Vec<(String, i64)>,
+    /// How review reads the learned judge, when it is loaded; None: the policy turns it off
+    /// (review decides by its rules, as without the judge's file).
+    pub judge: Option<JudgeThresholds>,
 }
 
 /// What review does with a candidate that cites any evidence from an untrusted origin (content the
@@ -378,6 +410,12 @@ impl Policy {
                 "untrusted_evidence": "human"
             },
             "retention_seconds": { "default": 2592000 },
+            "judge": {
+                "enabled": true,
+                "contradiction": JUDGE_THRESHOLDS.contradiction,
+                "with_rules": Difference::ALL.iter().map(|d| (d.as_str().to_owned(), json!(JUDGE_THRESHOLDS.with_rules[d.index()]))).collect::<serde_json::Map<String, Value>>(),
+                "merge": JUDGE_THRESHOLDS.merge
+            },
             "recall": {
                 "weights": { "relevance": 0.6, "recency": 0.25, "importance": 0.15 },
                 "half_life_days": 30,
@@ -630,7 +668,36 @@ impl Policy {
             retention_seconds.push((k.clone(), secs));
         }
 
+        let judge_s = section("judge")?;
+        let djudge = &defaults["judge"];
+        let enabled = judge_s
+            .get("enabled")
+            .unwrap_or(&djudge["enabled"])
+            .as_bool()
+            .ok_or_else(|| Error::invalid("policy value \"judge.enabled\" must be a boolean"))?;
+        let contradiction = num_in(judge_s.get("contradiction"), &djudge["contradiction"], "judge.contradiction", 0.0, 1.0)?;
+        let merge = num_in(judge_s.get("merge"), &djudge["merge"], "judge.merge", 0.0, 1.0)?;
+        let wr = match judge_s.get("with_rules") {
+            None => djudge["with_rules"].as_object().unwrap(),
+            Some(v) => v.as_object().ok_or_else(|| Error::invalid("policy key \"judge.with_rules\" must be a JSON object"))?,
+        };
+        if let Some(k) = wr.keys().find(|k| !Difference::ALL.iter().any(|d| d.as_str() == k.as_str())) {
+            return Err(Error::invalid(format!("policy key \"judge.with_rules.{k}\" names no finding")).detail(format!(
+                "The assertion comparison's findings are {}.",
+                Difference::ALL.iter().map(|d| d.as_str()).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        let mut with_rules = [contradiction; 6];
+        for d in Difference::ALL {
+            let key = format!("judge.with_rules.{}", d.as_str());
+            let x = num_in(wr.get(d.as_str()), &djudge["with_rules"][d.as_str()], &key, 0.0, 1.0)?;
+            // a finding lowers the judge's bar; it never raises it
+            with_rules[d.index()] = x.min(contradiction);
+        }
+        let judge = enabled.then_some(JudgeThresholds { contradiction, with_rules, merge });
+
         Ok(Policy {
+            judge,
             classifications,
             write_classes,
             limits,
@@ -774,6 +841,26 @@ mod tests {
         assert_eq!(r.provenance.untrusted_evidence, UntrustedEvidence::Allow);
         assert!(Policy::from_json(&json!({"provenance": {"untrusted": ["\u{200B}"]}})).is_err());
         assert!(Policy::from_json(&json!({"provenance": {"urls_untrusted": "yes"}})).is_err());
+    }
+
+    #[test]
+    fn the_judge_section() {
+        let d = Policy::from_json(&Policy::default_json()).unwrap();
+        assert_eq!(d.judge, Some(JUDGE_THRESHOLDS));
+        assert_eq!(Policy::from_json(&json!({"judge": {"enabled": false}})).unwrap().judge, None);
+        let p = Policy::from_json(&json!({"judge": {"contradiction": 0.5, "with_rules": {"number": 0.2, "negation": 0.9}}})).unwrap();
+        let j = p.judge.unwrap();
+        // a finding lowers the bar and never raises it; unnamed findings keep their default
+        // (here above the new bar, so the bar)
+        assert_eq!((j.contradiction, j.merge), (0.5, JUDGE_THRESHOLDS.merge));
+        assert_eq!(j.with_rules[Difference::Number.index()], 0.2);
+        assert_eq!(j.with_rules[Difference::Negation.index()], 0.5);
+        assert_eq!(j.with_rules[Difference::Antonym.index()], 0.0);
+        assert_eq!(j.with_rules[Difference::Roles.index()], 0.5);
+        for bad in [json!({"judge": {"enabled": "yes"}}), json!({"judge": {"merge": 1.5}}), json!({"judge": {"with_rules": {"sarcasm": 0.1}}}),
+                    json!({"judge": {"with_rules": [0.1]}}), json!({"judge": {"contradiction": "high"}}), json!({"judge": 1})] {
+            assert!(Policy::from_json(&bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! same candidate, policy and neighbours give the same verdict.
 
 use crate::assertion::{compare, parse, Assertion, Comparison};
-use crate::policy::{Policy, Thresholds, Tier, UntrustedEvidence};
+use crate::policy::{JudgeThresholds, Policy, Thresholds, Tier, UntrustedEvidence};
 
 /// The candidate under review.
 #[derive(Debug, Clone, Default)]
@@ -91,31 +91,6 @@ impl JudgeScores {
             self.ab[2], self.ba[2], self.ab[0], self.ba[0]
         )
     }
-}
-
-/// The thresholds `examples/judge_calibrate.rs` chose for core/data/judge.safetensors (SHA-256
-/// in core/data/judge.sha256) on held-out public pairs (MultiNLI dev matched and SNLI test,
-/// 19,639 pairs), with all-MiniLM-L6-v2's similarity: false merges 0.40 %, contradictions found
-/// 58.4 %, contradiction verdicts right 75.2 % there. core/data/JUDGE.md gives the figures on
-/// the evaluation corpus.
-pub const JUDGE_THRESHOLDS: JudgeThresholds =
-    JudgeThresholds { gate: 0.0, contradiction: 0.8, contradiction_with_rules: 0.6, merge: 0.79 };
-
-/// How review reads the learned judge's probabilities.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct JudgeThresholds {
-    /// The same-topic gate: the judge is asked about a neighbour whose similarity with the
-    /// candidate is at least this (in place of the embedder's contradiction threshold).
-    pub gate: f64,
-    /// A free-text contradiction on the judge's word alone: its contradiction probability, in
-    /// either direction, at least this.
-    pub contradiction: f64,
-    /// A free-text contradiction the assertion comparison also finds (a negation, a number, an
-    /// antonym, swapped roles): the judge's probability at least this (lower).
-    pub contradiction_with_rules: f64,
-    /// A merge as a duplicate: besides the comparison's "nothing differs, nothing added",
-    /// entailment at least this in both directions.
-    pub merge: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -449,18 +424,23 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
             ns.iter().find_map(|n| {
                 // the learned judge reads the pair when it judged it and no judge function is set
                 let learned = if judge_configured { None } else { cx.learned.zip(n.learned) };
-                let gate = learned.map_or(thresholds.contradiction, |(th, _)| th.gate);
-                if !n.similarity.is_some_and(|x| x >= gate) || different_keys(s, n) {
+                if !n.similarity.is_some_and(|x| x >= thresholds.contradiction) || different_keys(s, n) {
                     return None;
                 }
-                let rules = me.with(n).difference;
+                let cmp = me.with(n);
+                let rules = cmp.difference;
                 match learned {
+                    // what the rules find the same (nothing differs, nothing left over) or about
+                    // other subjects (other identifiers) the judge does not call a contradiction
+                    Some(_) if cmp.equivalent || cmp.other_subjects => None,
                     _ if judge_configured => (n.judge == Some(true)).then(|| (*n, "judge".to_owned())),
                     Some((th, j)) => {
                         let p = j.contradiction();
                         match rules {
+                            // the reason names the rules' finding too, when there is one
+                            Some(d) if p >= th.contradiction => Some((*n, format!("judge+{}", d.as_str()))),
                             _ if p >= th.contradiction => Some((*n, "judge".to_owned())),
-                            Some(d) if p >= th.contradiction_with_rules => {
+                            Some(d) if p >= th.with_rules[d.index()] => {
                                 below_judge = Some((d.as_str(), p, th.contradiction));
                                 Some((*n, format!("judge+{}", d.as_str())))
                             }
@@ -831,7 +811,7 @@ mod tests {
         n
     }
 
-    const LEARNED: JudgeThresholds = JudgeThresholds { gate: 0.5, contradiction: 0.8, contradiction_with_rules: 0.4, merge: 0.9 };
+    const LEARNED: JudgeThresholds = JudgeThresholds { contradiction: 0.8, with_rules: [0.4; 6], merge: 0.9 };
 
     fn with_judge(s: &Subject<'_>, ns: &[Neighbor]) -> Verdict {
         decide_with(s, ns, th(), &policy(), &Context { learned: Some(LEARNED), ..Default::default() })
@@ -853,7 +833,7 @@ mod tests {
         let v = with_judge(&s, &[judged(base(), [0.1, 0.8, 0.1], [0.1, 0.8, 0.1])]);
         assert_eq!(v.status, Status::PendingPromotion);
         // the judge alone, in either direction, past its own bar
-        let other = Subject { text: "Nobody may use the west gate.", ..s.clone() };
+        let other = Subject { text: "The west gate opens at 9 am on weekdays.", ..s.clone() };
         let v = with_judge(&other, &[judged(base(), [0.05, 0.1, 0.85], [0.1, 0.8, 0.1])]);
         assert_eq!((v.status, v.reason.as_deref()), (Status::Contradicts, Some("contradiction:judge")));
         // below the judge's gate it is not asked: nothing, even with the rules' finding
@@ -868,6 +848,42 @@ mod tests {
         f.judge = Some(false);
         let cx = Context { learned: Some(LEARNED), judge_configured: true, ..Default::default() };
         assert_eq!(decide_with(&s, &[f], th(), &policy(), &cx).status, Status::PendingPromotion);
+    }
+
+    #[test]
+    fn the_judge_does_not_contradict_what_the_rules_find_the_same_or_about_others() {
+        let sure = [0.0, 0.0, 1.0];
+        let mut m = n("pm_d", "Depot 3 opens at 8:00.", 0.9);
+        m.intent_scope = None;
+        // the same numbers written otherwise: equivalent by the rules
+        let s = Subject { text: "Depot 3 opens at 08:00.", intent_id: None, source: "agent", ..seed() };
+        assert_eq!(with_judge(&s, &[judged(m.clone(), sure, sure)]).status, Status::PendingPromotion);
+        // another order: other subjects
+        let mut o = n("pm_o", "Order ord_7720 ships to Lisbon on 2026-03-08.", 0.9);
+        o.intent_scope = None;
+        let s = Subject { text: "Order ord_9911 ships to Lisbon on 2026-03-08.", intent_id: None, source: "agent", ..seed() };
+        assert_eq!(with_judge(&s, &[judged(o, sure, sure)]).status, Status::PendingPromotion);
+        // a free-text difference the rules do not see: the judge's word
+        let s = Subject { text: "Depot 3 is shut for good.", intent_id: None, source: "agent", ..seed() };
+        assert_eq!(with_judge(&s, &[judged(m, sure, sure)]).status, Status::Contradicts);
+    }
+
+    #[test]
+    fn a_finding_may_lower_the_judges_bar_to_nothing() {
+        let s = Subject { text: "The west gate opens at 10 am.", intent_id: None, source: "agent", evidence_count: 0, ..seed() };
+        let mut m = n("pm_w", "The west gate opens at 9 am.", 0.7);
+        m.intent_scope = None;
+        let m = judged(m, [0.64, 0.3, 0.06], [0.6, 0.3, 0.1]);
+        assert_eq!(with_judge(&s, &[m.clone()]).status, Status::PendingPromotion);
+        let mut j = LEARNED;
+        j.with_rules[crate::assertion::Difference::Number.index()] = 0.0;
+        let v = decide_with(&s, &[m.clone()], th(), &policy(), &Context { learned: Some(j), ..Default::default() });
+        assert_eq!((v.status, v.reason.as_deref()), (Status::Contradicts, Some("contradiction:judge+number")));
+        // only the finding it names
+        j.with_rules = [0.0; 6];
+        j.with_rules[crate::assertion::Difference::Number.index()] = 0.5;
+        let v = decide_with(&s, &[m], th(), &policy(), &Context { learned: Some(j), ..Default::default() });
+        assert_eq!(v.status, Status::PendingPromotion);
     }
 
     #[test]

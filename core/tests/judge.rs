@@ -63,7 +63,7 @@ fn matches_pytorch() {
 }
 
 /// The bfloat16 path review takes (where the CPU has it) against the f32 one, on the reference
-/// pairs: probabilities within 0.02, and the same most likely label wherever the f32 one is
+/// pairs: probabilities within 0.03, and the same most likely label wherever the f32 one is
 /// clear (its top two more than 0.05 apart).
 #[test]
 fn the_bfloat16_path_agrees_with_f32() {
@@ -88,7 +88,7 @@ fn the_bfloat16_path_agrees_with_f32() {
         }
     }
     eprintln!("largest probability difference, bfloat16 vs f32: {worst:e}");
-    assert!(worst <= 0.02, "{worst}");
+    assert!(worst <= 0.03, "{worst}");
 }
 
 #[test]

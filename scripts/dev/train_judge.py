@@ -8,7 +8,7 @@ Run by hand, off the CI path (about an hour on one core, float32), in a Python e
 tokenizers and safetensors installed:
 
     python scripts/dev/train_judge.py --data DATA_DIR --base MODEL_DIR --out OUT_DIR \
-        [--epochs 2] [--threads 1] [--seed 29]
+        [--epochs 2] [--threads 1] [--seed 29] [--init JUDGE] [--extra TSV ...] [--replay-rows N|extra]
 
 DATA_DIR holds the normalised TSVs that scripts/dev/judge_data.md says how to build (header
 `premise  hypothesis  label  split`): mnli_train.tsv, mnli_dev_mismatched.tsv, snli_train.tsv,
@@ -18,6 +18,15 @@ core/tests/data/corpus/public.tsv (the held-out evaluation corpus) are removed b
 as are all SNLI dev pairs (none are read). core/tests/data/corpus/memory.tsv is never read.
 
 MODEL_DIR is the installed all-MiniLM-L6-v2 directory (model.safetensors, vocab.txt).
+
+Optional, for continued training (none of them changes a default run):
+  --init JUDGE      start the LoRA matrices and the head from an existing judge.safetensors
+                    (same tensor names and shapes as written here) instead of a fresh init;
+  --extra TSV       more training rows in the same TSV format (labels entailment, neutral,
+                    contradiction, paraphrase, not_paraphrase), mixed into the training set;
+                    may be given more than once (e.g. scripts/dev/judge_augment.py's output);
+  --replay-rows N   keep only N rows, drawn with the seed, of the standard training set above
+                    before adding the --extra rows; `extra` means as many as there are extra rows.
 
 Writes OUT_DIR/judge.safetensors (float32 tensors: `layer.L.NAME.lora_a` [8, in],
 `layer.L.NAME.lora_b` [out, 8] for NAME in query, key, value, attention_out, intermediate, output;
@@ -184,6 +193,9 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=29)
     ap.add_argument("--dev-rows", type=int, default=2000)
+    ap.add_argument("--init", default=None, help="judge.safetensors to start the adapter and head from")
+    ap.add_argument("--extra", action="append", default=[], help="TSV of more training rows (repeatable)")
+    ap.add_argument("--replay-rows", default=None, help="keep N rows of the standard training set, or 'extra'")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     random.seed(args.seed)
@@ -215,6 +227,26 @@ def main():
                 train.append((a, b, lab[l]))
                 kept += 1
         sources[name] = {"file": name + ".tsv", "sha256": sha256(path), "pairs_used": kept, "dropped_held_out": dropped}
+    extra_rows, extra_sources = [], {}
+    for path in args.extra:
+        rows = []
+        for r in read_tsv(path):
+            a, b, l = r["premise"], r["hypothesis"], r["label"]
+            if (a, b) in held_out:
+                continue
+            if l == "paraphrase":
+                rows += [(a, b, lab["entailment"]), (b, a, lab["entailment"])]
+            elif l == "not_paraphrase":
+                rows.append((a, b, lab["neutral"]))
+            else:
+                rows.append((a, b, lab[l]))
+        extra_rows += rows
+        extra_sources[os.path.basename(path)] = {"path": os.path.abspath(path), "sha256": sha256(path), "pairs_used": len(rows)}
+    replay = None
+    if args.replay_rows is not None:
+        replay = len(extra_rows) if args.replay_rows == "extra" else int(args.replay_rows)
+        train = random.Random(args.seed).sample(train, min(replay, len(train)))
+    train += extra_rows
     dev = [(r["premise"], r["hypothesis"], lab[r["label"]]) for r in read_tsv(os.path.join(args.data, "mnli_dev_matched.tsv"))]
     random.Random(args.seed).shuffle(dev)
     dev = dev[: args.dev_rows]
@@ -224,6 +256,9 @@ def main():
     tok = BertWordPieceTokenizer(os.path.join(args.base, "vocab.txt"), lowercase=True)
     tok.enable_truncation(MAX_LEN, strategy="longest_first")
     model = Judge(load_file(os.path.join(args.base, "model.safetensors")))
+    if args.init:
+        load_trained(model, args.init)
+        print(f"initialised from {args.init}; held-out dev accuracy before: {evaluate(model, tok, dev):.4f}", flush=True)
     params = [p for p in model.parameters() if p.requires_grad]
     n_params = sum(p.numel() for p in params)
     print(f"trainable parameters: {n_params}", flush=True)
@@ -286,9 +321,34 @@ def main():
         "held_out": {"mnli_dev_matched_rows": len(dev), "accuracy": log[-1].get("dev_accuracy") if log else None},
         "log": log,
     }
+    if args.init:
+        manifest["training"]["init"] = {"file": os.path.abspath(args.init), "sha256": sha256(args.init)}
+    if args.extra:
+        manifest["extra_data"] = extra_sources
+    if replay is not None:
+        manifest["training"]["replay_rows"] = len(train) - len(extra_rows)
     with open(os.path.join(args.out, "judge-manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     print(json.dumps({"weights": wpath, "sha256": manifest["sha256"], "dev_accuracy": manifest["held_out"]["accuracy"]}))
+
+
+def load_trained(model, path):
+    """Copies the LoRA matrices and the head of a judge.safetensors written by this script."""
+    saved = load_file(path)
+    want = model.trained()
+    if set(saved) != set(want):
+        raise SystemExit(f"{path}: tensor names differ from this script's")
+    with torch.no_grad():
+        for i, m in enumerate(model.layers):
+            for name in LINEARS:
+                lin = getattr(m, name)
+                for part in ("lora_a", "lora_b"):
+                    t = saved[f"layer.{i}.{name}.{part}"]
+                    assert t.shape == getattr(lin, part).shape, (name, part, t.shape)
+                    getattr(lin, part).copy_(t.float())
+        assert saved["head.weight"].shape == model.head.weight.shape
+        model.head.weight.copy_(saved["head.weight"].float())
+        model.head.bias.copy_(saved["head.bias"].float())
 
 
 def batches(train, lengths, size, rng):

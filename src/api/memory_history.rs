@@ -36,7 +36,8 @@ BEGIN
                    'reviewer', r.reviewer, 'reason', r.reason, 'duplicate_of', r.duplicate_of_id,
                    'contradicts', r.contradicts_id, 'resolution', r.contradiction_resolution,
                    'consent_id', r.consent_id, 'rejection_of', r.rejection_of_id, 'policy_version', r.policy_version,
-                   'role', r.reviewed_by))
+                   'role', r.reviewed_by, 'similarity', r.similarity, 'notes', r.reviewer_notes,
+                   'judge_model', r.judge_model, 'judge', r.judge_scores))
         FROM memory_fabric.reviews r WHERE r.candidate_id = cand.id
         UNION ALL
         SELECT d.decided_at, 3, 'decided', d.id,

@@ -8,7 +8,9 @@ use crate::policy;
 use crate::rows::{self, Candidate};
 use crate::spi::{col, plan, vector_schema, FLOAT8, FLOAT4_ARRAY, INT4, TEXT};
 use memory_fabric_core::policy::Thresholds;
-use memory_fabric_core::review::{decide_with, search_among, Consent, Context, Found, Neighbor, Status, Subject, Verdict};
+use memory_fabric_core::review::{
+    decide_with, search_among, Consent, Context, Found, JudgeScores, Neighbor, Status, Subject, Verdict,
+};
 use memory_fabric_core::Error;
 use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
@@ -445,6 +447,80 @@ fn ask_judge(client: &SpiClient<'_>, c: &Candidate, ns: &mut [Neighbor], t: Thre
     true
 }
 
+/// What the learned judge said on a review: its file's SHA-256 and, for each pair it read
+/// (the candidate and a memory, or a rejected candidate), its probabilities both ways.
+pub struct Judged {
+    pub model: String,
+    pub pairs: Vec<(String, Option<f64>, JudgeScores)>,
+}
+
+impl Judged {
+    /// As reviews.judge_scores records it.
+    fn scores_json(&self) -> serde_json::Value {
+        let p = |v: [f32; 3]| json!({"entailment": v[0], "neutral": v[1], "contradiction": v[2]});
+        self.pairs
+            .iter()
+            .map(|(id, sim, j)| json!({"id": id, "similarity": sim, "candidate_to_memory": p(j.ab), "memory_to_candidate": p(j.ba)}))
+            .collect()
+    }
+}
+
+/// Asks the learned judge, when it is installed, about every pair review reads it on
+/// (core/src/review.rs, decide_with): the live neighbours past the same-topic gate (the
+/// contradiction threshold), and the rejected candidates and retracted memories that could be
+/// repeated (past the duplicate threshold, the same assertion by the rules). The same content
+/// needs no judge.
+fn ask_learned(c: &Candidate, lists: [&mut [Neighbor]; 3], t: Thresholds) -> Option<Judged> {
+    let (m, judge) = crate::embedder::judge()?;
+    let mut pairs = Vec::new();
+    let [live, rejected, retracted] = lists;
+    let repeatable = |n: &Neighbor| {
+        n.similarity.is_some_and(|s| s >= t.duplicate) && memory_fabric_core::assertion::texts_equivalent(&c.text, &n.text)
+    };
+    let wanted = live
+        .iter_mut()
+        .filter(|n| n.similarity.is_some_and(|s| s >= t.contradiction))
+        .chain(rejected.iter_mut().filter(|n| repeatable(n)))
+        .chain(retracted.iter_mut().filter(|n| repeatable(n)))
+        .filter(|n| n.content_hash != c.content_hash);
+    for n in wanted {
+        pgrx::check_for_interrupts!();
+        let v = |a: &str, b: &str| judged_pair(&m, &judge, a, b);
+        let j = JudgeScores { ab: v(&c.text, &n.text), ba: v(&n.text, &c.text) };
+        n.learned = Some(j);
+        pairs.push((n.id.clone(), n.similarity, j));
+    }
+    Some(Judged { model: judge.sha256().to_owned(), pairs })
+}
+
+thread_local! {
+    /// The judge's last answers in this backend, by (its SHA-256, a, b): promote() decides again
+    /// on the pairs its review read, often in the same backend and transaction. The forward pass
+    /// is deterministic on one machine, so an answer kept is the answer computed again.
+    static JUDGED: std::cell::RefCell<std::collections::HashMap<(String, String, String), [f32; 3]>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+/// Answers kept at most (then forgotten all at once).
+const JUDGED_KEPT: usize = 256;
+
+/// The judge's probabilities for "`a` entails / is neutral to / contradicts `b`".
+fn judged_pair(m: &memory_fabric_core::minilm::MiniLm, judge: &memory_fabric_core::minilm::Judge, a: &str, b: &str) -> [f32; 3] {
+    let key = (judge.sha256().to_owned(), a.to_owned(), b.to_owned());
+    if let Some(v) = JUDGED.with(|j| j.borrow().get(&key).copied()) {
+        return v;
+    }
+    let v = m.judge(judge, a, b);
+    let v = [v.entailment, v.neutral, v.contradiction];
+    JUDGED.with(|j| {
+        let mut j = j.borrow_mut();
+        if j.len() >= JUDGED_KEPT {
+            j.clear();
+        }
+        j.insert(key, v);
+    });
+    v
+}
+
 /// What a verdict was decided on: the version of the scope's promoted memories, read before
 /// they were searched (None: the scope has none yet), and the memories compared, live and
 /// retracted. Recorded with the review (sql/schema.sql, reviews).
@@ -452,6 +528,8 @@ pub struct Basis {
     pub scope_version: Option<String>,
     pub neighbour_ids: Vec<String>,
     pub retracted_ids: Vec<String>,
+    /// What the learned judge said, when review read it.
+    pub judged: Option<Judged>,
 }
 
 /// The candidate's scope's row of memory_fabric.scope_versions: its version and its last
@@ -480,12 +558,14 @@ pub fn verdict_for(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&s
     crate::inject::point("review-after-scope-version");
     let retracted = retracted_neighbors(client, c);
     let ns = neighbors(client, c);
-    let basis = Basis {
+    let mut basis = Basis {
         scope_version,
         neighbour_ids: ns.iter().map(|n| n.id.clone()).collect(),
         retracted_ids: retracted.iter().map(|n| n.id.clone()).collect(),
+        judged: None,
     };
-    let (v, policy_version) = decide(client, c, force_human, ns, &retracted);
+    let (v, policy_version, judged) = decide(client, c, force_human, ns, retracted);
+    basis.judged = judged;
     (v, policy_version, basis)
 }
 
@@ -563,7 +643,7 @@ pub fn verdict_again(client: &SpiClient<'_>, c: &Candidate, r: &rows::Review) ->
                     let found: Vec<Found<Neighbor>> = live.into_iter().chain(new).collect();
                     search_among(found, EXACT_MATCHES as usize, K as usize)
                 };
-                return decide(client, c, None, ns, &retracted).0;
+                return decide(client, c, None, ns, retracted).0;
             }
         }
     }
@@ -671,8 +751,15 @@ fn other_models(client: &SpiClient<'_>, c: &Candidate) -> Vec<String> {
 }
 
 /// The verdict on the memories found: with the tenant's policy, the consent, the rejected
-/// candidates, the judge and the scope's other models as they are now.
-fn decide(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&str>, mut ns: Vec<Neighbor>, retracted: &[Neighbor]) -> (Verdict, i32) {
+/// candidates, the judges and the scope's other models as they are now; with what the learned
+/// judge said, when review read it (installed, on in the policy, and no judge function set).
+fn decide(
+    client: &SpiClient<'_>,
+    c: &Candidate,
+    force_human: Option<&str>,
+    mut ns: Vec<Neighbor>,
+    mut retracted: Vec<Neighbor>,
+) -> (Verdict, i32, Option<Judged>) {
     let pol = policy::for_tenant(client, &c.tenant_id);
     let thresholds = pol.policy.thresholds_for(&c.embedding_model);
     let consent = pol
@@ -682,8 +769,12 @@ fn decide(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&str>, mut 
             Some(id) => Consent::Matched(id),
             None => Consent::Missing,
         });
-    let rejected = rejected_neighbors(client, c);
+    let mut rejected = rejected_neighbors(client, c);
     let judged = ask_judge(client, c, &mut ns, thresholds);
+    let learned = match pol.policy.judge {
+        Some(_) if !judged => ask_learned(c, [&mut ns, &mut rejected, &mut retracted], thresholds),
+        _ => None,
+    };
     let refs: Vec<String> = serde_json::from_str::<Vec<serde_json::Value>>(&c.evidence_refs)
         .unwrap_or_default()
         .into_iter()
@@ -707,15 +798,24 @@ fn decide(client: &SpiClient<'_>, c: &Candidate, force_human: Option<&str>, mut 
         vector_unusable: c.embedding.as_deref().is_some_and(|v| memory_fabric_core::capture::degenerate_norm(v).is_some()),
     };
     let others = other_models(client, c);
-    let cx = Context { judge_configured: judged, force_human, rejected: &rejected, retracted, consent, other_models: &others, learned: None };
-    (decide_with(&s, &ns, thresholds, &pol.policy, &cx), pol.version)
+    let cx = Context {
+        judge_configured: judged,
+        force_human,
+        rejected: &rejected,
+        retracted: &retracted,
+        consent,
+        other_models: &others,
+        learned: learned.as_ref().and(pol.policy.judge),
+    };
+    (decide_with(&s, &ns, thresholds, &pol.policy, &cx), pol.version, learned)
 }
 
 const INSERT: &str = "INSERT INTO memory_fabric.reviews (id, tenant_id, candidate_id, status, duplicate_of_id, \
      contradicts_id, contradiction_resolution, proposed_tier, priority_score, reviewer, reviewer_notes, reason, \
-     similarity, policy_version, consent_id, rejection_of_id, reviewed_by, scope_version, neighbour_ids, retracted_ids) \
+     similarity, policy_version, consent_id, rejection_of_id, reviewed_by, scope_version, neighbour_ids, retracted_ids, \
+     judge_model, judge_scores) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, pg_catalog.pg_get_userbyid($17), \
-             $18::uuid, $19, $20)";
+             $18::uuid, $19, $20, $21, $22::jsonb)";
 
 /// Reviews one candidate and records the verdict; returns the review id.
 pub fn review(client: &mut SpiClient<'_>, candidate_id: &str, force_human: Option<&str>) -> String {
@@ -725,7 +825,7 @@ pub fn review(client: &mut SpiClient<'_>, candidate_id: &str, force_human: Optio
     let (v, policy_version, basis) = verdict_for(client, &c, force_human);
 
     let id = crate::ids::new_id("rv");
-    let p = plan(client, INSERT, &[TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, FLOAT8, TEXT, TEXT, TEXT, FLOAT8, INT4, TEXT, TEXT, crate::spi::OID, TEXT, crate::spi::TEXT_ARRAY, crate::spi::TEXT_ARRAY], true);
+    let p = plan(client, INSERT, &[TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, FLOAT8, TEXT, TEXT, TEXT, FLOAT8, INT4, TEXT, TEXT, crate::spi::OID, TEXT, crate::spi::TEXT_ARRAY, crate::spi::TEXT_ARRAY, TEXT, TEXT], true);
     client
         .update(
             &*p,
@@ -751,6 +851,8 @@ pub fn review(client: &mut SpiClient<'_>, candidate_id: &str, force_human: Optio
                 basis.scope_version.as_deref().into(),
                 basis.neighbour_ids.into(),
                 basis.retracted_ids.into(),
+                basis.judged.as_ref().map(|j| j.model.as_str()).into(),
+                basis.judged.as_ref().map(|j| j.scores_json().to_string()).into(),
             ],
         )
         .unwrap_or_else(|e| error!("memory_fabric: cannot record review: {e}"));

@@ -9,10 +9,20 @@ db=memory_fabric_model_files
 tmp=$(mktemp -d /tmp/mf_model_files.XXXXXX)
 chmod 755 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/empty" "$tmp/damaged"
+mkdir -p "$tmp/empty" "$tmp/damaged" "$tmp/nojudge" "$tmp/badjudge" "$tmp/otherjudge"
 installed=$("$MF_PG_CONFIG" --sharedir)/extension/memory_fabric/all-MiniLM-L6-v2
 cp "$installed/vocab.txt" "$tmp/damaged/vocab.txt"
 head -c 4096 "$installed/model.safetensors" > "$tmp/damaged/model.safetensors"
+# the semantic model without review's judge, with a cut one, and with a sound file of another
+# judge (the same tensors, one weight changed: not the file this build was tested with)
+for d in nojudge badjudge otherjudge; do ln -s "$installed/model.safetensors" "$installed/vocab.txt" "$tmp/$d/"; done
+head -c 100000 "$installed/judge.safetensors" > "$tmp/badjudge/judge.safetensors"
+python3 - "$installed/judge.safetensors" "$tmp/otherjudge/judge.safetensors" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[-4] ^= 1  # a low bit of the last weight: still a finite float32
+open(sys.argv[2], "wb").write(b)
+PY
 chmod -R a+rX "$tmp"
 
 mf_psql -d postgres -q -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
@@ -84,6 +94,35 @@ else
 fi
 n=$(mf_psql -d "$db" -At -c "SELECT count(*) FROM memory_fabric.candidates")
 check "nothing was written by a failed capture" "$n" "4"
+
+# Review's learned judge: read when installed (its SHA-256 recorded on the review); when its file
+# is missing, review decides by its rules and the log says so once per backend; a damaged file,
+# or another judge's, fails with 58030 instead of being read or skipped.
+mf_psql -d "$db" -q -c "ALTER ROLE mf_model_agent SET memory_fabric.builtin_model = 'auto'" \
+  -c "ALTER ROLE mf_model_agent SET memory_fabric.model_dir = '$installed'" >/dev/null
+mf_psql -d "$db" -q -U mf_model_agent -c "SET memory_fabric.tenant_id = 't_model'" \
+  -c "SELECT memory_fabric.promote(r.candidate_id) FROM memory_fabric.capture_memory('t_model', 'Order ord_31 ships to Lisbon on Monday.', 'agent', 'INTERNAL') c, memory_fabric.review_candidate(c.id) r" >/dev/null
+judge_review() { # model_dir → the judge_model of two reviews in one session, and its LOG lines (SQLSTATE only)
+  mf_psql -d "$db" -q -c "ALTER ROLE mf_model_agent SET memory_fabric.model_dir = '$1'" >/dev/null
+  mf_psql -d "$db" -At -U mf_model_agent -v ON_ERROR_STOP=0 2>&1 <<'SQL' | grep -v '^SET$' || true
+\set VERBOSITY sqlstate
+SET client_min_messages = log;
+SET memory_fabric.tenant_id = 't_model';
+SELECT coalesce(r.judge_model, 'none') FROM memory_fabric.capture_memory('t_model', 'Order ord_31 ships to Porto on Monday.', 'agent', 'INTERNAL') c, memory_fabric.review_candidate(c.id) r;
+SELECT coalesce(r.judge_model, 'none') FROM memory_fabric.capture_memory('t_model', 'Order ord_31 ships to Faro on Monday.', 'agent', 'INTERNAL') c, memory_fabric.review_candidate(c.id) r;
+SQL
+}
+sha=$(tr -d '[:space:]' < "$MF_ROOT/core/data/judge.sha256")
+check "the judge installed: its SHA-256 on each review" "$(judge_review "$installed" | grep -v '^LOG')" "$sha
+$sha"
+out=$(judge_review "$tmp/nojudge")
+check "no judge: the rules decide, the reviews say so" "$(grep -v '^LOG' <<<"$out")" "none
+none"
+check "no judge: the log says so once per backend" "$(grep -c '^LOG:' <<<"$out")" "1"
+check "a damaged judge: 58030" "$(judge_review "$tmp/badjudge" | grep -v '^LOG' | sort -u)" "ERROR:  58030"
+check "another judge's file: 58030" "$(judge_review "$tmp/otherjudge" | grep -v '^LOG' | sort -u)" "ERROR:  58030"
+scores=$(mf_psql -d "$db" -At -c "SELECT count(*) FILTER (WHERE judge_model IS NULL), count(*) FILTER (WHERE jsonb_array_length(judge_scores) = 1) FROM memory_fabric.reviews WHERE tenant_id = 't_model' AND candidate_id IN (SELECT id FROM memory_fabric.candidates WHERE text LIKE 'Order ord_31 ships to % on Monday.' AND text NOT LIKE '%Lisbon%')")
+check "each review records what the judge read, or that it did not" "$scores" "2|2"
 
 mf_psql -d "$db" -q -c "DROP OWNED BY mf_model_agent" -c "DROP ROLE mf_model_agent" >/dev/null 2>&1 || true
 mf_psql -d postgres -q -c "DROP DATABASE $db"

@@ -1,8 +1,9 @@
 //! Review's judge: a cross-encoder on the all-MiniLM-L6-v2 encoder. The pair is read as one
 //! sequence, `[CLS] a [SEP] b [SEP]` (token type 0 up to the first [SEP], 1 after), through the
 //! same mapped base weights plus a LoRA adapter (two small products per linear layer, so the
-//! base weights stay shared), and a 3-way head on the final [CLS] state gives the
-//! probabilities that `a` entails `b`, is neutral to it, or contradicts it.
+//! base weights stay shared; or, where the CPU has AVX-512's bfloat16 dot product, the adapter
+//! merged into a private bfloat16 copy: MiniLm::judge_logits), and a 3-way head on the final
+//! [CLS] state gives the probabilities that `a` entails `b`, is neutral to it, or contradicts it.
 //!
 //! The adapter and head are one small safetensors file trained by scripts/dev/train_judge.py;
 //! its manifest (sources, hyper-parameters, seed, checksum) is core/data/judge-manifest.json.

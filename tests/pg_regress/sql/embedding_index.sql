@@ -38,7 +38,7 @@ SET memory_fabric.exact_search_limit = 0;
 SET enable_seqscan = off;
 SET enable_sort = off;
 SELECT r.status, m.text AS duplicate_of
-FROM memory_fabric.capture_memory('t_idx', 'Depot 3 opens at 08:00.', 'agent', 'INTERNAL',
+FROM memory_fabric.capture_memory('t_idx', 'Depot 3 opens at 8:00!', 'agent', 'INTERNAL',
          embedding => '[0.1, 0.1, 1, 0.1, 0.1, 0.1, 0.1, 0.1]', embedding_model => 'regress/tiny-8') c,
      memory_fabric.review_candidate(c.id) r
 LEFT JOIN memory_fabric.promoted_memory m ON m.id = r.duplicate_of_id;
