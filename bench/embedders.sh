@@ -59,7 +59,7 @@ rh=$(run memory_fabric/hash-384-v1 recall); rs=$(run sentence-transformers/all-M
 # same-topic gate: the judge reads the pair both ways) and one on another topic (none past it).
 # Reviewing a candidate again records a new review, so each transaction reviews one of them.
 users=200
-mf_psql -d "$db" -q -v users=$users <<'SQL'
+mf_psql -d "$db" -q -v users=$users >/dev/null <<'SQL'
 SET client_min_messages = warning;
 SELECT count(*) FROM memory_fabric.grant_tenant('bench_embed_agent', 't_judge');
 SET memory_fabric.builtin_model = 'sentence-transformers/all-MiniLM-L6-v2';

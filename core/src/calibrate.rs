@@ -240,10 +240,10 @@ pub fn sweep(pairs: &[Pair], policy: &Policy, duplicate: f64) -> Vec<(f64, Quali
 /// - `contradiction`: the judge's own bar, the best F1 of contradiction verdicts among the bars
 ///   whose verdicts are right at least `min_precision` of the time (else the best F1; ties go
 ///   to the higher bar);
-/// - `with_rules`, for each finding of the assertion comparison: the lowest bar at which the
-///   verdicts that finding adds below `contradiction` are still right at least `min_precision`
-///   of the time, counted over at least `MIN_ADDED` of them; `contradiction` (nothing added)
-///   when no bar is.
+/// - `with_rules`, for each finding of the assertion comparison: the lowest bar, from 0.05 (the
+///   judge always has a say), at which the verdicts that finding adds below `contradiction` are
+///   still right at least `min_precision` of the time, counted over at least `MIN_ADDED` of
+///   them; `contradiction` (nothing added) when no bar is.
 pub fn calibrate_judge(pairs: &[Pair], t: Thresholds, policy: &Policy, max_false_merges: f64, min_precision: f64) -> JudgeThresholds {
     const MIN_ADDED: usize = 20;
     let grid = |lo: i32, hi: i32, step: usize| (lo..=hi).step_by(step).map(|x| f64::from(x) / 100.0);
@@ -304,7 +304,7 @@ pub fn calibrate_judge(pairs: &[Pair], t: Thresholds, policy: &Policy, max_false
             .filter_map(|((x, p), _)| p.learned.map(|s| (s.contradiction(), LABELS[x.0] == "contradiction")))
             .filter(|(pc, _)| *pc < c)
             .collect();
-        for r in grid(0, (c * 100.0).round() as i32, 5) {
+        for r in grid(5, (c * 100.0).round() as i32, 5) {
             interrupt::check();
             let added: Vec<bool> = below.iter().filter(|(pc, _)| *pc >= r).map(|x| x.1).collect();
             let right = added.iter().filter(|x| **x).count();
@@ -348,4 +348,50 @@ pub fn report_with(pairs: &[Pair], t: Thresholds, policy: &Policy, learned: Opti
         100.0 * q.contradiction_precision
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Policy;
+
+    fn pair(label: &str, a: &str, b: &str, contradiction: f32, entailment: f32) -> Pair {
+        let v = [entailment, 1.0 - entailment - contradiction, contradiction];
+        Pair {
+            label: label.into(),
+            source: "test".into(),
+            a: a.into(),
+            b: b.into(),
+            similarity: 0.8,
+            learned: Some(JudgeScores { ab: v, ba: v }),
+        }
+    }
+
+    /// A finding whose verdicts are right lowers the judge's bar for it; one whose verdicts are
+    /// wrong, or too few to tell, leaves the bar where the judge's own is.
+    #[test]
+    fn each_finding_gets_its_own_bar() {
+        let policy = Policy::from_json(&Policy::default_json()).unwrap();
+        let t = Thresholds { duplicate: 0.9, contradiction: 0.5 };
+        let mut pairs = Vec::new();
+        for i in 0..30 {
+            // antonyms the judge doubts, and that are contradictions
+            pairs.push(pair("contradiction", &format!("Door {i} is open."), &format!("Door {i} is closed."), 0.3, 0.1));
+            // numbers the judge doubts, and that are not
+            pairs.push(pair("neutral", &format!("Room {i} holds 4 chairs."), &format!("Room {i} holds 9 chairs."), 0.3, 0.1));
+            // what the judge alone is sure of
+            pairs.push(pair("contradiction", &format!("Gate {i} stays shut all day."), &format!("Gate {i} is busy at noon."), 0.95, 0.0));
+            pairs.push(pair("neutral", &format!("Gate {i} is painted blue."), &format!("Gate {i} is busy at noon."), 0.1, 0.1));
+        }
+        let th = calibrate_judge(&pairs, t, &policy, 0.005, 0.75);
+        let (antonym, number) = (Difference::Antonym.index(), Difference::Number.index());
+        assert!(th.with_rules[antonym] <= 0.3, "{th:?}");
+        assert_eq!(th.with_rules[number], th.contradiction, "{th:?}");
+        assert!(th.contradiction > 0.3 && th.contradiction <= 0.95, "{th:?}");
+        // fewer than 20 verdicts: no bar of its own
+        let few: Vec<Pair> =
+            pairs.iter().enumerate().filter(|(k, p)| !p.a.starts_with("Door") || k / 4 < 10).map(|(_, p)| p.clone()).collect();
+        let th = calibrate_judge(&few, t, &policy, 0.005, 0.75);
+        assert_eq!(th.with_rules[antonym], th.contradiction, "{th:?}");
+    }
 }

@@ -115,7 +115,7 @@ pub struct TierRule {
 pub const JUDGE_THRESHOLDS: JudgeThresholds = JudgeThresholds {
     contradiction: 0.86,
     // negation, number, antonym, preposition, roles, value
-    with_rules: [0.86, 0.86, 0.0, 0.86, 0.86, 0.86],
+    with_rules: [0.86, 0.86, 0.05, 0.86, 0.86, 0.86],
     merge: 0.66,
 };
 
@@ -855,7 +855,7 @@ mod tests {
         assert_eq!((j.contradiction, j.merge), (0.5, JUDGE_THRESHOLDS.merge));
         assert_eq!(j.with_rules[Difference::Number.index()], 0.2);
         assert_eq!(j.with_rules[Difference::Negation.index()], 0.5);
-        assert_eq!(j.with_rules[Difference::Antonym.index()], 0.0);
+        assert_eq!(j.with_rules[Difference::Antonym.index()], 0.05);
         assert_eq!(j.with_rules[Difference::Roles.index()], 0.5);
         for bad in [json!({"judge": {"enabled": "yes"}}), json!({"judge": {"merge": 1.5}}), json!({"judge": {"with_rules": {"sarcasm": 0.1}}}),
                     json!({"judge": {"with_rules": [0.1]}}), json!({"judge": {"contradiction": "high"}}), json!({"judge": 1})] {

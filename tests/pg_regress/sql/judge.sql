@@ -55,7 +55,7 @@ SELECT s.* FROM memory_fabric.capture_memory('t_judge', 'The customer no longer 
 RESET memory_fabric.contradiction_function;
 DROP FUNCTION public.regress_judge_never(text, text);
 
--- Thresholds by the rules' finding: antonym alone suffices by default; a policy may set each.
+-- Thresholds by the rules' finding: antonyms need little of the judge by default; a policy may set each.
 SELECT body #> '{judge, with_rules}' AS with_rules
 FROM memory_fabric.set_policy('t_judge', '{"judge": {"with_rules": {"negation": 0.1}}}');
 -- what set_policy refuses, naming the key
