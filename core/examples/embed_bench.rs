@@ -232,6 +232,11 @@ fn main() {
     println!("judge_pair_p50_ms: {}", ms(p50));
     println!("judge_pair_p95_ms: {}", ms(p95));
     let (p50, p95) = time(&|| {
+        black_box(m.judge_both(&judge, black_box(a), black_box(b)));
+    });
+    println!("judge_both_directions_p50_ms: {}", ms(p50));
+    println!("judge_both_directions_p95_ms: {}", ms(p95));
+    let (p50, p95) = time(&|| {
         black_box(m.judge_logits_exact(&judge, black_box(a), black_box(b)));
     });
     println!("judge_pair_f32_p50_ms: {}", ms(p50));

@@ -91,6 +91,17 @@ fn the_bfloat16_path_agrees_with_f32() {
     assert!(worst <= 0.03, "{worst}");
 }
 
+/// Both directions read together give exactly what each gives alone.
+#[test]
+fn both_directions_at_once_are_each_alone() {
+    let doc: Value = serde_json::from_str(include_str!("data/judge_reference.json")).unwrap();
+    for p in doc["pairs"].as_array().unwrap() {
+        let (a, b) = (p["a"].as_str().unwrap(), p["b"].as_str().unwrap());
+        let (ab, ba) = model().judge_both(judge(), a, b);
+        assert_eq!((ab, ba), (model().judge(judge(), a, b), model().judge(judge(), b, a)), "({a:?}, {b:?})");
+    }
+}
+
 #[test]
 fn a_wrong_or_damaged_file_is_refused() {
     let dir = std::env::temp_dir().join(format!("mf-judge-test-{}", std::process::id()));

@@ -485,8 +485,7 @@ fn ask_learned(c: &Candidate, lists: [&mut [Neighbor]; 3], t: Thresholds) -> Opt
         .filter(|n| n.content_hash != c.content_hash);
     for n in wanted {
         pgrx::check_for_interrupts!();
-        let v = |a: &str, b: &str| judged_pair(&m, &judge, a, b);
-        let j = JudgeScores { ab: v(&c.text, &n.text), ba: v(&n.text, &c.text) };
+        let j = judged_pair(&m, &judge, &c.text, &n.text);
         n.learned = Some(j);
         pairs.push((n.id.clone(), n.similarity, j));
     }
@@ -494,23 +493,24 @@ fn ask_learned(c: &Candidate, lists: [&mut [Neighbor]; 3], t: Thresholds) -> Opt
 }
 
 thread_local! {
-    /// The judge's last answers in this backend, by (its SHA-256, a, b): promote() decides again
+    /// The judge's last answers in this backend, by (its SHA-256, candidate, memory): promote() decides again
     /// on the pairs its review read, often in the same backend and transaction. The forward pass
     /// is deterministic on one machine, so an answer kept is the answer computed again.
-    static JUDGED: std::cell::RefCell<std::collections::HashMap<(String, String, String), [f32; 3]>> =
+    static JUDGED: std::cell::RefCell<std::collections::HashMap<(String, String, String), JudgeScores>> =
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
 /// Answers kept at most (then forgotten all at once).
 const JUDGED_KEPT: usize = 256;
 
-/// The judge's probabilities for "`a` entails / is neutral to / contradicts `b`".
-fn judged_pair(m: &memory_fabric_core::minilm::MiniLm, judge: &memory_fabric_core::minilm::Judge, a: &str, b: &str) -> [f32; 3] {
+/// The judge's probabilities for the pair both ways: "`a`, then `b`" and the reverse.
+fn judged_pair(m: &memory_fabric_core::minilm::MiniLm, judge: &memory_fabric_core::minilm::Judge, a: &str, b: &str) -> JudgeScores {
     let key = (judge.sha256().to_owned(), a.to_owned(), b.to_owned());
     if let Some(v) = JUDGED.with(|j| j.borrow().get(&key).copied()) {
         return v;
     }
-    let v = m.judge(judge, a, b);
-    let v = [v.entailment, v.neutral, v.contradiction];
+    let p = |v: memory_fabric_core::minilm::Verdict| [v.entailment, v.neutral, v.contradiction];
+    let (ab, ba) = m.judge_both(judge, a, b);
+    let v = JudgeScores { ab: p(ab), ba: p(ba) };
     JUDGED.with(|j| {
         let mut j = j.borrow_mut();
         if j.len() >= JUDGED_KEPT {

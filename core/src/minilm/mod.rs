@@ -171,16 +171,38 @@ impl MiniLm {
     /// and for any other judge, as `judge_logits_exact`. The two agree within bfloat16's
     /// precision (tests/judge.rs bounds the difference).
     pub fn judge_logits(&self, judge: &Judge, a: &str, b: &str) -> [f32; 3] {
+        let (ids, types) = self.tokenize_pair(a, b);
+        let x = self.model.hidden(&ids, Some(&types), self.judge_weights(judge), true);
+        judge.logits(&x[..model::HIDDEN])
+    }
+
+    /// The weights `judge_logits` reads: the merged bfloat16 ones where the CPU has the kernel
+    /// (merging the first judge used, once), else the base weights and the adapter.
+    fn judge_weights<'a>(&'a self, judge: &'a Judge) -> model::Weights<'a> {
         if !kernel::bf16_available() {
-            return self.judge_logits_exact(judge, a, b);
+            return model::Weights::Adapted(&judge.layers);
         }
         let (sha, merged) = self.merged.get_or_init(|| (judge.sha256().to_owned(), self.model.merge(&judge.layers)));
-        if sha != judge.sha256() {
-            return self.judge_logits_exact(judge, a, b);
+        if sha == judge.sha256() {
+            model::Weights::Merged(merged)
+        } else {
+            model::Weights::Adapted(&judge.layers)
         }
-        let (ids, types) = self.tokenize_pair(a, b);
-        let x = self.model.hidden(&ids, Some(&types), model::Weights::Merged(merged), true);
-        judge.logits(&x[..model::HIDDEN])
+    }
+
+    /// The judge's probabilities both ways: "`a`, then `b`" and "`b`, then `a`", as
+    /// `judge` gives them one at a time. The two sequences have one length (the pair is cut
+    /// alike either way), so they are read together: each linear layer streams its weights once
+    /// for both, and each row's sums are those it gets alone.
+    pub fn judge_both(&self, judge: &Judge, a: &str, b: &str) -> (Verdict, Verdict) {
+        let (ab, tab) = self.tokenize_pair(a, b);
+        let (ba, tba) = self.tokenize_pair(b, a);
+        if ab.len() != ba.len() {
+            return (self.judge(judge, a, b), self.judge(judge, b, a));
+        }
+        let x = self.model.hidden_batch(&[&ab, &ba], Some(&[&tab, &tba]), self.judge_weights(judge), true);
+        let v = |r: usize| Verdict::from_logits(judge.logits(&x[r * model::HIDDEN..(r + 1) * model::HIDDEN]));
+        (v(0), v(1))
     }
 
     /// The judge's logits in f32 throughout, the base weights as mapped plus the adapter's

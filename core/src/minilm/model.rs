@@ -322,20 +322,32 @@ impl Model {
     /// is meaningful: the last layer's other rows feed nothing after it, so the first row is
     /// the same as the whole computation's.
     pub(crate) fn hidden(&self, ids: &[u32], types: Option<&[u8]>, weights: Weights<'_>, first_only: bool) -> Vec<f32> {
-        let n = ids.len();
+        let types = types.map(|t| vec![t]);
+        self.hidden_batch(&[ids], types.as_deref(), weights, first_only)
+    }
+
+    /// `hidden` for sequences of one length read together: each linear layer reads all their
+    /// rows in one product (each row's sums are those it gets alone, in the same order), and
+    /// each attends to its own tokens only. Rows are the sequences' one after the other; with
+    /// `first_only`, the first `seqs.len()` rows are their [CLS] states.
+    pub(crate) fn hidden_batch(&self, seqs: &[&[u32]], types: Option<&[&[u8]]>, weights: Weights<'_>, first_only: bool) -> Vec<f32> {
+        let n = seqs.first().map_or(0, |s| s.len());
+        let b = seqs.len();
         assert!((1..=MAX_POSITIONS).contains(&n), "sequence length {n}");
+        assert!(seqs.iter().all(|s| s.len() == n), "sequences of one length");
+        let total = b * n;
         let mut s = Scratch {
-            x: vec![0.0; n * HIDDEN],
-            q: vec![0.0; n * HIDDEN],
-            k: vec![0.0; n * HIDDEN],
-            v: vec![0.0; n * HIDDEN],
-            ctx: vec![0.0; n * HIDDEN],
+            x: vec![0.0; total * HIDDEN],
+            q: vec![0.0; total * HIDDEN],
+            k: vec![0.0; total * HIDDEN],
+            v: vec![0.0; total * HIDDEN],
+            ctx: vec![0.0; total * HIDDEN],
             scores: vec![0.0; n * n],
-            inter: vec![0.0; n * INTERMEDIATE],
+            inter: vec![0.0; total * INTERMEDIATE],
             buf: Buffers::default(),
         };
         if let Some(t) = types {
-            assert_eq!(t.len(), n, "one token type per token");
+            assert!(t.len() == b && t.iter().all(|t| t.len() == n), "one token type per token");
         }
         if let Weights::Adapted(a) = weights {
             assert_eq!(a.len(), LAYERS, "one adapter layer per layer");
@@ -347,11 +359,12 @@ impl Model {
             self.w(&self.position),
             self.w(&self.token_type),
         );
-        for (i, (row, &id)) in s.x.chunks_exact_mut(HIDDEN).zip(ids).enumerate() {
-            let id = (id as usize).min(VOCAB - 1);
+        for (r, row) in s.x.chunks_exact_mut(HIDDEN).enumerate() {
+            let (q, i) = (r / n, r % n);
+            let id = (seqs[q][i] as usize).min(VOCAB - 1);
             let w = &word[id * HIDDEN..(id + 1) * HIDDEN];
             let p = &pos[i * HIDDEN..(i + 1) * HIDDEN];
-            let ty = types.map_or(0, |t| (t[i] as usize).min(TYPE_VOCAB - 1));
+            let ty = types.map_or(0, |t| (t[q][i] as usize).min(TYPE_VOCAB - 1));
             let tt = &tt[ty * HIDDEN..(ty + 1) * HIDDEN];
             for (((o, &w), &p), &t) in row.iter_mut().zip(w).zip(p).zip(tt) {
                 *o = w + p + t;
@@ -361,51 +374,65 @@ impl Model {
 
         for (i, layer) in self.layers.iter().enumerate() {
             crate::interrupt::check();
-            let rows = if first_only && i + 1 == LAYERS { 1 } else { n };
-            self.layer(layer, n, rows, &mut s, weights, i);
+            self.layer(layer, n, b, first_only && i + 1 == LAYERS, &mut s, weights, i);
         }
         crate::interrupt::check();
         s.x
     }
 
-    /// One encoder layer over n tokens, whose output is computed for the first `rows` of them
-    /// (every token attends to all n; only queries, attention output and feed-forward are
-    /// limited to those rows).
-    fn layer(&self, l: &Layer, n: usize, rows: usize, s: &mut Scratch, weights: Weights<'_>, index: usize) {
+    /// One encoder layer over `seqs` sequences of n tokens. With `first_only`, its output is
+    /// computed for each sequence's first row only, gathered into the first `seqs` rows (every
+    /// token is still attended to; only queries, attention output and feed-forward are limited).
+    #[allow(clippy::too_many_arguments)]
+    fn layer(&self, l: &Layer, n: usize, seqs: usize, first_only: bool, s: &mut Scratch, weights: Weights<'_>, index: usize) {
         let u = |i: usize| match weights {
             Weights::Base => LinearWeights::Base(None),
             Weights::Adapted(a) => LinearWeights::Base(Some(&a[index].linears[i])),
             Weights::Merged(m) => LinearWeights::Merged(&m.layers[index][i]),
         };
-        self.linear(&l.query, &s.x, rows, &mut s.q, false, u(0), &mut s.buf);
-        self.linear(&l.key, &s.x, n, &mut s.k, false, u(1), &mut s.buf);
-        self.linear(&l.value, &s.x, n, &mut s.v, false, u(2), &mut s.buf);
-
-        // Self-attention, one head at a time, on strided views of q, k, v: no copies.
-        let scale = 1.0 / (HEAD_DIM as f32).sqrt();
-        for h in 0..HEADS {
-            let off = h * HEAD_DIM;
-            // scores[n × n] = scale · Q_h · K_hᵀ; K_hᵀ[d][j] = k[j·HIDDEN + off + d].
-            super::kernel::gemm(
-                (rows, HEAD_DIM, n),
-                scale,
-                (&s.q[off..], HIDDEN, 1),
-                (&s.k[off..], 1, HIDDEN),
-                0.0,
-                (&mut s.scores, n, 1),
-            );
-            for row in s.scores[..rows * n].chunks_exact_mut(n) {
-                super::math::softmax(row);
+        let total = seqs * n;
+        self.linear(&l.key, &s.x, total, &mut s.k, false, u(1), &mut s.buf);
+        self.linear(&l.value, &s.x, total, &mut s.v, false, u(2), &mut s.buf);
+        // the rows whose output is computed: all, or each sequence's first, gathered in place
+        // (row q·n moves to row q; K and V are computed already)
+        let per = if first_only { 1 } else { n };
+        if first_only {
+            for q in 1..seqs {
+                s.x.copy_within(q * n * HIDDEN..(q * n + 1) * HIDDEN, q * HIDDEN);
             }
-            // ctx_h[n × HEAD_DIM] = P · V_h, written into its columns of ctx.
-            super::kernel::gemm(
-                (rows, n, HEAD_DIM),
-                1.0,
-                (&s.scores, n, 1),
-                (&s.v[off..], HIDDEN, 1),
-                0.0,
-                (&mut s.ctx[off..], HIDDEN, 1),
-            );
+        }
+        let rows = seqs * per;
+        self.linear(&l.query, &s.x, rows, &mut s.q, false, u(0), &mut s.buf);
+
+        // Self-attention, one sequence and one head at a time, on strided views of q, k, v: no
+        // copies.
+        let scale = 1.0 / (HEAD_DIM as f32).sqrt();
+        for q in 0..seqs {
+            let (qo, ko) = (q * per * HIDDEN, q * n * HIDDEN);
+            for h in 0..HEADS {
+                let off = h * HEAD_DIM;
+                // scores[per × n] = scale · Q_h · K_hᵀ; K_hᵀ[d][j] = k[j·HIDDEN + off + d].
+                super::kernel::gemm(
+                    (per, HEAD_DIM, n),
+                    scale,
+                    (&s.q[qo + off..], HIDDEN, 1),
+                    (&s.k[ko + off..], 1, HIDDEN),
+                    0.0,
+                    (&mut s.scores, n, 1),
+                );
+                for row in s.scores[..per * n].chunks_exact_mut(n) {
+                    super::math::softmax(row);
+                }
+                // ctx_h[per × HEAD_DIM] = P · V_h, written into its columns of ctx.
+                super::kernel::gemm(
+                    (per, n, HEAD_DIM),
+                    1.0,
+                    (&s.scores, n, 1),
+                    (&s.v[ko + off..], HIDDEN, 1),
+                    0.0,
+                    (&mut s.ctx[qo + off..], HIDDEN, 1),
+                );
+            }
         }
 
         // Attention output: dense + bias + residual, LayerNorm. x is the residual: accumulate.
