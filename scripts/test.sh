@@ -12,6 +12,7 @@
 #      tap      prove: kill -9 under load, a streaming replica, cancel, long operations stopped and
 #               resumed (tests/tap; own clusters)
 #      examples the client examples, run as ordinary roles (examples/run.sh)
+#      python   the Python package (clients/python), installed with pip and tested as ordinary roles
 #      docs     every SQL block of README.md runs and prints what the README shows (tests/docs)
 #   7. bench    a seconds-long smoke of the benchmark (bench/run.sh --smoke)
 # Exits non-zero if any layer fails; ends with a "N passed, N failed" line.
@@ -142,6 +143,12 @@ fi
 if want tap; then
   cluster_ready   # installs the extension the test clusters load
   tap_layer tap bash "$MF_ROOT/tests/tap/run.sh"
+fi
+
+# the Python package, installed and tested as ordinary roles (clients/python/tests/run.sh)
+if want python; then
+  cluster_ready
+  tap_layer python bash "$MF_ROOT/clients/python/tests/run.sh"
 fi
 
 # the client examples, each asserting its results (examples/run.sh)
