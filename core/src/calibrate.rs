@@ -12,7 +12,7 @@ use crate::assertion::Difference;
 use crate::embed::cosine;
 use crate::interrupt;
 use crate::policy::{JudgeThresholds, Policy, Thresholds};
-use crate::review::{decide_with, Context, JudgeScores, Neighbor, Status, Subject};
+use crate::review::{decide_with, Context, JudgeScores, Neighbor, Status, Subject, Verdict};
 use crate::text::content_hash;
 
 /// "different": a pair labelled only "not a paraphrase" (PAWS's negatives, mostly swapped roles):
@@ -60,6 +60,16 @@ pub fn verdict(p: &Pair, t: Thresholds, policy: &Policy) -> &'static str {
 /// The verdict review gives candidate `a` against memory `b`, reading the learned judge's
 /// probabilities (when the pair has them) at `learned`.
 pub fn verdict_with(p: &Pair, t: Thresholds, policy: &Policy, learned: Option<JudgeThresholds>) -> &'static str {
+    match review_pair(p, t, policy, learned).status {
+        Status::DuplicateOf => "duplicate",
+        Status::Contradicts => "contradiction",
+        _ => "new",
+    }
+}
+
+/// Review of candidate `a` (an agent's, INTERNAL) against memory `b`, the only live memory of
+/// its scope, at thresholds `t`.
+fn review_pair(p: &Pair, t: Thresholds, policy: &Policy, learned: Option<JudgeThresholds>) -> Verdict {
     let hash_a = content_hash(&p.a);
     let s = Subject { source: "agent", classification: "INTERNAL", captured_at: 2.0, text: &p.a, content_hash: &hash_a, ..Default::default() };
     let n = Neighbor {
@@ -72,11 +82,7 @@ pub fn verdict_with(p: &Pair, t: Thresholds, policy: &Policy, learned: Option<Ju
         learned: p.learned,
         ..Default::default()
     };
-    match decide_with(&s, &[n], t, policy, &Context { learned, ..Default::default() }).status {
-        Status::DuplicateOf => "duplicate",
-        Status::Contradicts => "contradiction",
-        _ => "new",
-    }
+    decide_with(&s, &[n], t, policy, &Context { learned, ..Default::default() })
 }
 
 pub type Matrix = [[usize; 3]; 5];
@@ -145,18 +151,35 @@ pub fn scores(m: &Matrix) -> [(f64, f64, usize, usize); 3] {
     out
 }
 
-/// What review would say of a pair at any thresholds: whether it may be merged, and what the
-/// rules find differs, found once through `decide` with the gates wide open.
-fn judged(pairs: &[Pair], policy: &Policy) -> Vec<(usize, f64, bool, Option<Difference>, bool)> {
+/// What review would say of a pair at any thresholds, found once through `decide` with the
+/// gates wide open.
+struct Judged {
+    /// Its label's index in LABELS.
+    label: usize,
+    similarity: f64,
+    /// The rules let it be merged.
+    merge: bool,
+    /// What the rules find differs, when they call it a contradiction.
+    finding: Option<Difference>,
+    /// The rules find the two the same, or about other subjects: never a contradiction on the
+    /// learned judge's word.
+    sure: bool,
+}
+
+fn judged(pairs: &[Pair], policy: &Policy) -> Vec<Judged> {
     let open = Thresholds { duplicate: -1.0, contradiction: -1.0 };
     let dup_only = Thresholds { duplicate: -1.0, contradiction: 2.0 };
     pairs
         .iter()
         .map(|p| {
-            let l = LABELS.iter().position(|x| *x == p.label).unwrap();
-            let merge = verdict(p, dup_only, policy) == "duplicate";
             let c = crate::assertion::compare(&crate::assertion::parse(&p.a), &crate::assertion::parse(&p.b));
-            (l, p.similarity, merge, finding(p, open, policy), c.equivalent || c.other_subjects)
+            Judged {
+                label: LABELS.iter().position(|x| *x == p.label).unwrap(),
+                similarity: p.similarity,
+                merge: verdict(p, dup_only, policy) == "duplicate",
+                finding: finding(p, open, policy),
+                sure: c.equivalent || c.other_subjects,
+            }
         })
         .collect()
 }
@@ -164,26 +187,22 @@ fn judged(pairs: &[Pair], policy: &Policy) -> Vec<(usize, f64, bool, Option<Diff
 /// The assertion comparison's finding that makes the rules call the pair a contradiction at
 /// `t`, when they do.
 fn finding(p: &Pair, t: Thresholds, policy: &Policy) -> Option<Difference> {
-    let hash_a = content_hash(&p.a);
-    let s = Subject { source: "agent", classification: "INTERNAL", captured_at: 2.0, text: &p.a, content_hash: &hash_a, ..Default::default() };
-    let n = Neighbor { id: "pm_b".into(), similarity: Some(p.similarity), text: p.b.clone(), source: "agent".into(), captured_at: 1.0, content_hash: content_hash(&p.b), ..Default::default() };
-    let v = decide_with(&s, &[n], t, policy, &Context::default());
+    let v = review_pair(p, t, policy, None);
     let how = v.reason.as_deref()?.strip_prefix("contradiction:")?;
     Difference::ALL.into_iter().find(|d| d.as_str() == how.split(';').next().unwrap_or(""))
 }
 
-fn fast_confusion(j: &[(usize, f64, bool, Option<Difference>, bool)], t: Thresholds) -> Matrix {
+fn fast_confusion(j: &[Judged], t: Thresholds) -> Matrix {
     let mut m = [[0usize; 3]; 5];
-    for &(l, sim, merge, contra, _) in j {
-        let contra = contra.is_some();
-        let v = if merge && sim >= t.duplicate {
+    for x in j {
+        let v = if x.merge && x.similarity >= t.duplicate {
             0
-        } else if contra && sim >= t.contradiction {
+        } else if x.finding.is_some() && x.similarity >= t.contradiction {
             1
         } else {
             2
         };
-        m[l][v] += 1;
+        m[x.label][v] += 1;
     }
     m
 }
@@ -197,7 +216,7 @@ pub fn calibrate(pairs: &[Pair], policy: &Policy, max_false_merges: f64, min_pre
     let j = judged(pairs, policy);
     let grid = |lo: i32, hi: i32| (lo..=hi).map(|x| f64::from(x) / 100.0);
     // the same-topic gate: the median similarity of the neutral pairs
-    let mut neutral: Vec<f64> = j.iter().filter(|x| LABELS[x.0] == "neutral").map(|x| x.1).collect();
+    let mut neutral: Vec<f64> = j.iter().filter(|x| LABELS[x.label] == "neutral").map(|x| x.similarity).collect();
     neutral.sort_by(f64::total_cmp);
     let floor = neutral.get(neutral.len() / 2).map_or(0, |m| (m * 100.0).ceil() as i32);
     let mut dup = 0.99;
@@ -254,7 +273,7 @@ pub fn calibrate_judge(pairs: &[Pair], t: Thresholds, policy: &Policy, max_false
     let fast = |th: JudgeThresholds| {
         let mut m = [[0usize; 3]; 5];
         for ((x, p), &same) in j.iter().zip(pairs).zip(&same) {
-            let &(l, sim, merge, finding, sure) = x;
+            let Judged { label: l, similarity: sim, merge, finding, sure } = *x;
             let v = match p.learned {
                 _ if same => 0,
                 Some(s) if merge && sim >= t.duplicate && s.mutual_entailment() >= th.merge => 0,
@@ -294,14 +313,14 @@ pub fn calibrate_judge(pairs: &[Pair], t: Thresholds, policy: &Policy, max_false
     }
     let c = top.2;
     let mut with_rules = [c; 6];
-    for d in crate::assertion::Difference::ALL {
+    for d in Difference::ALL {
         // the pairs of this finding past the gate that the judge alone does not call
         let below: Vec<(f64, bool)> = j
             .iter()
             .zip(pairs)
             .zip(&same)
-            .filter(|((x, _), &same)| !same && x.3 == Some(d) && x.1 >= t.contradiction && !x.4)
-            .filter_map(|((x, p), _)| p.learned.map(|s| (s.contradiction(), LABELS[x.0] == "contradiction")))
+            .filter(|((x, _), &same)| !same && x.finding == Some(d) && x.similarity >= t.contradiction && !x.sure)
+            .filter_map(|((x, p), _)| p.learned.map(|s| (s.contradiction(), LABELS[x.label] == "contradiction")))
             .filter(|(pc, _)| *pc < c)
             .collect();
         for r in grid(5, (c * 100.0).round() as i32, 5) {

@@ -69,9 +69,11 @@ def _arg(k: str) -> str:
     return f"{k} => %({k})s::real[]::{{vector}}" if k in VECTORS else f"{k} => %({k})s"
 
 
-def call(function: str, shape: str, cls: Optional[type] = None, *, star: bool = True, **args: Any) -> Call:
-    """``SELECT * FROM memory_fabric.function(name => %(name)s, ...)`` with the arguments given."""
-    given = {k: v for k, v in args.items() if v is not None}
+def call(function: str, shape: str, cls: Optional[type] = None, *, star: bool = True, keep: tuple[str, ...] = (),
+         **args: Any) -> Call:
+    """``SELECT * FROM memory_fabric.function(name => %(name)s, ...)`` with the arguments given;
+    those named in ``keep`` (arguments without a default) are passed even when None (NULL)."""
+    given = {k: v for k, v in args.items() if v is not None or k in keep}
     named = ", ".join(_arg(k) for k in given)
     sql = f"SELECT * FROM memory_fabric.{function}({named})" if star else f"SELECT memory_fabric.{function}({named})"
     return Call(sql, given, shape, cls)
@@ -129,13 +131,12 @@ def recall(tenant_id: str, intent_id: Optional[str] = None, *, user_id: Optional
            max_recalls: Optional[int] = None, classification_allowed: Optional[Sequence[str]] = None,
            query_text: Optional[str] = None, query_embedding: Optional[Sequence[float]] = None,
            as_of: Optional[datetime] = None, query_embedding_model: Optional[str] = None) -> Call:
-    # intent_id is the function's second positional argument: always passed (NULL: any intent)
-    c = call("recall", "many", t.RecalledMemory, tenant_id=tenant_id, user_id=user_id, max_recalls=max_recalls,
-             classification_allowed=list(classification_allowed) if classification_allowed is not None else None,
-             query_text=query_text, query_embedding=_vector(query_embedding), as_of=as_of,
-             query_embedding_model=query_embedding_model)
-    sql = c.sql.replace("recall(tenant_id => %(tenant_id)s", "recall(tenant_id => %(tenant_id)s, intent_id => %(intent_id)s", 1)
-    return Call(sql, {**c.params, "intent_id": intent_id}, c.shape, c.cls)
+    # intent_id has no default: always passed (NULL: cross-intent memories only)
+    return call("recall", "many", t.RecalledMemory, keep=("intent_id",), tenant_id=tenant_id, intent_id=intent_id,
+                user_id=user_id, max_recalls=max_recalls,
+                classification_allowed=list(classification_allowed) if classification_allowed is not None else None,
+                query_text=query_text, query_embedding=_vector(query_embedding), as_of=as_of,
+                query_embedding_model=query_embedding_model)
 
 
 def explain_recall(tenant_id: str, memory_id: str, *, intent_id: Optional[str] = None, user_id: Optional[str] = None,

@@ -29,6 +29,8 @@ from .types import from_row
 VECTOR_TYPE = ("SELECT a.atttypid::pg_catalog.regtype::text FROM pg_catalog.pg_attribute a "
                "WHERE a.attrelid = 'memory_fabric.candidates'::pg_catalog.regclass AND a.attname = 'embedding'")
 PIN = "SELECT pg_catalog.set_config('memory_fabric.tenant_id', %s, true)"
+# for a procedure that commits its batches: the pin must outlive each transaction
+PIN_SESSION = "SELECT pg_catalog.set_config('memory_fabric.tenant_id', %s, false)"
 
 
 def _result(call: Call, rows: list[dict[str, Any]]) -> Any:
@@ -176,7 +178,7 @@ class MemoryFabric(_Methods):
                 if self._in_tx:
                     raise MemoryFabricError("25001", f"{call.sql.split('(')[0]} commits its batches: call it outside transaction()")
                 with self.conn.cursor(row_factory=dict_row) as cur:
-                    cur.execute(PIN.replace("true", "false"), (self.tenant_id,))
+                    cur.execute(PIN_SESSION, (self.tenant_id,))
                     cur.execute(sql, call.params)
                 return None
             if self._in_tx:
@@ -242,7 +244,7 @@ class AsyncMemoryFabric(_Methods):
                 if self._in_tx:
                     raise MemoryFabricError("25001", f"{call.sql.split('(')[0]} commits its batches: call it outside transaction()")
                 async with self.conn.cursor(row_factory=dict_row) as cur:
-                    await cur.execute(PIN.replace("true", "false"), (self.tenant_id,))
+                    await cur.execute(PIN_SESSION, (self.tenant_id,))
                     await cur.execute(sql, call.params)
                 return None
             if self._in_tx:
