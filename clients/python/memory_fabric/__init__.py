@@ -6,13 +6,14 @@ from .client import AsyncMemoryFabric, MemoryFabric
 from .errors import (ChangedSinceReview, ContradictsMemory, DuplicateMemory, FourEyes, InvalidArgument,
                      LimitExceeded, MemoryFabricError, NotFound, NotPromotable, PermissionDenied, ReadOnly,
                      RequiresApproval, TenantNotGranted, WrongState)
-from .types import Candidate, Consent, Decision, EmbeddingModel, Memory, Policy, RecalledMemory, Review, TenantGrant
+from .types import (Candidate, Consent, Decision, EmbeddingModel, Memory, Policy, RecalledMemory, Review, ReviewStatus,
+                    TenantGrant)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AsyncMemoryFabric", "MemoryFabric", "Candidate", "Consent", "Decision", "EmbeddingModel", "Memory", "Policy",
-    "RecalledMemory", "Review", "TenantGrant", "Erasure", "Explanation", "HistoryEntry", "MemoryFabricError",
+    "RecalledMemory", "Review", "ReviewStatus", "TenantGrant", "Erasure", "Explanation", "HistoryEntry", "MemoryFabricError",
     "InvalidArgument", "LimitExceeded", "NotFound", "PermissionDenied", "TenantNotGranted", "FourEyes", "WrongState",
     "NotPromotable", "RequiresApproval", "DuplicateMemory", "ContradictsMemory", "ChangedSinceReview", "ReadOnly",
 ]

@@ -139,6 +139,20 @@ def recall(tenant_id: str, intent_id: Optional[str] = None, *, user_id: Optional
                 query_embedding_model=query_embedding_model)
 
 
+def recall_fact(tenant_id: str, intent_id: Optional[str], entity: str, predicate: str, *,
+                user_id: Optional[str] = None, max_recalls: Optional[int] = None,
+                classification_allowed: Optional[Sequence[str]] = None, as_of: Optional[datetime] = None) -> Call:
+    # intent_id has no default: always passed (NULL: cross-intent memories only)
+    return call("recall_fact", "many", t.RecalledMemory, keep=("intent_id",), tenant_id=tenant_id, intent_id=intent_id,
+                fact_entity=entity, fact_predicate=predicate, user_id=user_id, max_recalls=max_recalls,
+                classification_allowed=list(classification_allowed) if classification_allowed is not None else None,
+                as_of=as_of)
+
+
+def review_status(candidate_id: str) -> Call:
+    return call("review_status", "one", t.ReviewStatus, candidate_id=candidate_id)
+
+
 def explain_recall(tenant_id: str, memory_id: str, *, intent_id: Optional[str] = None, user_id: Optional[str] = None,
                    classification_allowed: Optional[Sequence[str]] = None, as_of: Optional[datetime] = None) -> Call:
     return call("explain_recall", "one", Explanation, tenant_id=tenant_id, memory_id=memory_id, intent_id=intent_id,

@@ -85,6 +85,15 @@ class _Methods:
         classification_allowed, query_text, query_embedding, as_of, query_embedding_model."""
         return self._run(calls.recall(self.tenant_id, intent_id, **kw))
 
+    def recall_fact(self, entity: str, predicate: str, intent_id: Optional[str] = None, **kw: Any) -> Any:
+        """recall_fact(): the visible memories stating (entity, predicate), a list of RecalledMemory
+        (the user's first, then the user-less). Keywords: user_id, max_recalls, classification_allowed, as_of."""
+        return self._run(calls.recall_fact(self.tenant_id, intent_id, entity, predicate, **kw))
+
+    def review_status(self, candidate_id: str) -> Any:
+        """review_status(): where a candidate this role captured stands, a ReviewStatus."""
+        return self._run(calls.review_status(candidate_id))
+
     def explain_recall(self, memory_id: str, **kw: Any) -> Any:
         return self._run(calls.explain_recall(self.tenant_id, memory_id, **kw))
 

@@ -1,7 +1,7 @@
 """The rows memory_fabric's SQL functions return, as dataclasses.
 
 Each class lists the columns of its table or function result, in their order (generated from
-the 0.17.0 catalog and checked by tests/test_types.py against the installed extension). A
+the 0.18.0 catalog and checked by tests/test_types.py against the installed extension). A
 column the extension adds later, which this version does not know, lands in ``extra``.
 """
 
@@ -243,3 +243,29 @@ class RecalledMemory:
     embedding_model: str | None
     extra: dict[str, Any] = field(default_factory=dict)
 
+
+
+@dataclass(frozen=True)
+class ReviewStatus:
+    """review_status(): where a candidate stands. ``stage`` is one of unreviewed, promotable,
+    waiting_for_human, duplicate, contradiction_blocked, rejected, edited, promoted, retracted,
+    erased; the other columns are its effective review, its operator's decision and its memory."""
+
+    id: str | None
+    stage: str | None
+    status: str | None
+    reviewer: str | None
+    reason: str | None
+    tier: str | None
+    duplicate_of: str | None
+    contradicts: str | None
+    resolution: str | None
+    reviewed_at: datetime | None
+    decision: str | None
+    decided_at: datetime | None
+    new_candidate_id: str | None
+    memory_id: str | None
+    promoted_at: datetime | None
+    retracted_at: datetime | None
+    captured_at: datetime | None
+    extra: dict[str, Any] = field(default_factory=dict)

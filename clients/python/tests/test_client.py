@@ -20,7 +20,8 @@ from memory_fabric import types
 
 DB = "memory_fabric_python"
 ADMIN_INFO = os.environ.get("MF_TEST_CONNINFO", "")
-ROLES = {"agent": "mf_py_agent", "reviewer": "mf_py_reviewer", "admin": "mf_py_admin"}
+ROLES = {"agent": "mf_py_agent", "reviewer": "mf_py_reviewer", "admin": "mf_py_admin",
+         "other_agent": "mf_py_agent2"}
 
 
 def conninfo(user: str) -> str:
@@ -36,7 +37,7 @@ def setUpModule() -> None:
         c.execute("CREATE EXTENSION memory_fabric CASCADE")
         for kind, role in ROLES.items():
             c.execute(f"DROP ROLE IF EXISTS {role}")
-            c.execute(f"CREATE ROLE {role} LOGIN IN ROLE memory_fabric_{kind}")
+            c.execute(f"CREATE ROLE {role} LOGIN IN ROLE memory_fabric_{kind.replace('other_', '')}")
             c.execute("SELECT memory_fabric.grant_tenant(%s, 't_py')", (role,))
         c.execute("SELECT memory_fabric.grant_tenant(%s, 't_py_other')", (ROLES["admin"],))
 
@@ -82,6 +83,24 @@ class Sync(unittest.TestCase):
         self.assertEqual((rx.status, rx.contradiction_resolution, rx.contradicts_id), ("contradicts", "block", m.id))
         with self.assertRaises(mf.ContradictsMemory):
             a.promote(x.id)
+
+    def test_review_status_and_recall_fact(self) -> None:
+        a = self.client()
+        c = a.capture_memory("Customer cus_9 ships to Porto.", "agent", "INTERNAL", user_id="cus_9",
+                             entity="cus_9", predicate="ships_to", value="Porto")
+        self.assertEqual(a.review_status(c.id).stage, "unreviewed")
+        a.review_candidate(c.id)
+        self.assertEqual(a.review_status(c.id).stage, "promotable")
+        m = a.promote(c.id)
+        st = a.review_status(c.id)
+        self.assertIsInstance(st, mf.ReviewStatus)
+        self.assertEqual((st.stage, st.memory_id), ("promoted", m.id))
+        got = a.recall_fact("cus_9", "ships_to", user_id="cus_9")
+        self.assertEqual([(x.memory_id, x.value) for x in got], [(m.id, "Porto")])
+        self.assertEqual(a.recall_fact("cus_9", "ships_to", user_id="cus_8"), [])
+        # another agent role of the tenant cannot ask about this one's capture
+        with self.assertRaises(mf.NotFound):
+            self.client("other_agent").review_status(c.id)
 
     def test_four_eyes_and_approval(self) -> None:
         a, rv, ad = self.client(), self.client("reviewer"), self.client("admin")
@@ -199,6 +218,10 @@ class Types(unittest.TestCase):
             res = c.execute("SELECT pg_get_function_result('memory_fabric.recall'::regproc)").fetchone()[0]
             names = [p.strip().split(" ")[0] for p in res[len("TABLE("):-1].split(",")]
             self.assertEqual([f.name for f in fields(types.RecalledMemory) if f.name != "extra"], names)
+            for fn, cls in (("recall_fact", types.RecalledMemory), ("review_status", types.ReviewStatus)):
+                res = c.execute("SELECT pg_get_function_result(%s::regproc)", (f"memory_fabric.{fn}",)).fetchone()[0]
+                names = [p.strip().split(" ")[0] for p in res[len("TABLE("):-1].split(",")]
+                self.assertEqual([f.name for f in fields(cls) if f.name != "extra"], names, fn)
 
 
 if __name__ == "__main__":
