@@ -13,6 +13,8 @@
 #               resumed (tests/tap; own clusters)
 #      examples the client examples, run as ordinary roles (examples/run.sh)
 #      python   the Python package (clients/python), installed with pip and tested as ordinary roles
+#      mcp      the MCP server (mcp/), built and driven over stdio by the official MCP Python SDK's
+#               client as ordinary roles (tests/mcp/run.sh)
 #      docs     every SQL block of README.md runs and prints what the README shows (tests/docs)
 #   7. bench    a seconds-long smoke of the benchmark (bench/run.sh --smoke)
 # Exits non-zero if any layer fails; ends with a "N passed, N failed" line.
@@ -149,6 +151,12 @@ fi
 if want python; then
   cluster_ready
   tap_layer python bash "$MF_ROOT/clients/python/tests/run.sh"
+fi
+
+# the MCP server, driven by the official MCP client as ordinary roles (tests/mcp/run.sh)
+if want mcp; then
+  cluster_ready
+  tap_layer mcp bash "$MF_ROOT/tests/mcp/run.sh"
 fi
 
 # the client examples, each asserting its results (examples/run.sh)

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# memory-fabric-mcp's tests: builds the binary (cargo build -p memory-fabric-mcp) and runs its unit
+# tests, then, in the Python side's pinned virtual environment (clients/python/tests/env.sh),
+# drives it over stdio with the official MCP Python SDK's client as ordinary roles against the
+# local cluster (tests/mcp/test_*.py); prints TAP lines.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here/../../clients/python/tests/env.sh"
+cd "$MF_ROOT"
+log=$MF_BUILD/mcp-build.log
+if cargo build -p memory-fabric-mcp > "$log" 2>&1; then
+  echo "ok - cargo build -p memory-fabric-mcp"
+else
+  cat "$log"; echo "not ok - cargo build -p memory-fabric-mcp"; exit 1
+fi
+if grep -q '^warning' "$log"; then
+  grep -A8 '^warning' "$log" | sed 's/^/# /'; echo "not ok - the build has no warnings"; rc=1
+else
+  echo "ok - the build has no warnings"; rc=0
+fi
+bin=${CARGO_TARGET_DIR:-$MF_ROOT/target}/debug/memory-fabric-mcp
+
+# unit tests of the binary (argument and connection-string parsing, checks, tool descriptions)
+out=$(cargo test -p memory-fabric-mcp -- --test-threads 2 2>&1) || rc=1
+printf '%s\n' "$out" | awk '/^test .* \.\.\. ok$/ {print "ok - unit " $2; next} /^test .* \.\.\. FAILED$/ {print "not ok - unit " $2; next} /^test result: FAILED/ {print "not ok - unit tests"; next} {print "# " $0}'
+printf '%s\n' "$out" | grep -q '^test result: ok' || { echo "not ok - unit tests ran"; rc=1; }
+
+out=$(cd "$here" && MF_MCP_BIN=$bin MF_TEST_CONNINFO="host=$MF_PGHOST port=$MF_PGPORT user=$MF_PGUSER" \
+      "$MF_PY" -m unittest discover -v -s . -p 'test_*.py' 2>&1) || rc=1
+tap=$(printf '%s\n' "$out" | awk '/ \.\.\. ok$/ {print "ok - " $1; next} / \.\.\. (FAIL|ERROR)$/ {print "not ok - " $1; next} / \.\.\. skipped/ {print "not ok - " $1 " (skipped)"; next} {print "# " $0}')
+printf '%s\n' "$tap"
+# every test that ran has its line (a warning printed mid-line would hide one)
+ran=$(printf '%s\n' "$out" | sed -nE 's/^Ran ([0-9]+) tests? .*/\1/p')
+seen=$(printf '%s\n' "$tap" | grep -cE '^(not )?ok - test_' || true)
+if [ -z "$ran" ] || [ "$ran" = 0 ] || [ "$ran" != "$seen" ]; then
+  echo "not ok - every MCP test reported (ran ${ran:-none}, reported $seen)"; rc=1
+fi
+exit $rc
