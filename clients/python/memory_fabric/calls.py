@@ -57,8 +57,11 @@ class Call:
 VECTORS = ("embedding", "query_embedding")
 
 
-def _vector(v: Optional[Sequence[float]]) -> Optional[list[float]]:
-    return None if v is None else [float(x) for x in v]
+def _vector(v: Any) -> Optional[list[float]]:
+    """A list of floats, a pgvector.Vector or a NumPy array, as real[]."""
+    if v is None:
+        return None
+    return [float(x) for x in (v.to_list() if hasattr(v, "to_list") else v)]
 
 
 def _json(v: Any) -> Optional[Jsonb]:

@@ -18,7 +18,9 @@ import contextlib
 from typing import Any, AsyncIterator, Iterator, Optional
 
 import psycopg
+from pgvector.psycopg.vector import register_vector_info  # register_vector() would look the type up by its bare name
 from psycopg.rows import dict_row
+from psycopg.types import TypeInfo
 
 from . import calls
 from .calls import Call
@@ -175,14 +177,19 @@ class MemoryFabric(_Methods):
             raise from_psycopg(e) from e
 
     def _vector_type(self) -> str:
+        # once per client: pgvector's type as the catalog names it, and pgvector's adapters for it
+        # (vectors come back as pgvector.Vector)
         if self._vector is None:
             row = self.conn.execute(VECTOR_TYPE).fetchone()
-            self._vector = row[0] if row else "vector"
+            name = row[0] if row else "vector"
+            register_vector_info(self.conn, TypeInfo.fetch(self.conn, name))
+            self._vector = name
         return self._vector
 
     def _run(self, call: Call) -> Any:
         try:
-            sql = call.sql.replace("{vector}", self._vector_type()) if "{vector}" in call.sql else call.sql
+            vector = self._vector_type()
+            sql = call.sql.replace("{vector}", vector) if "{vector}" in call.sql else call.sql
             if call.procedure:
                 if self._in_tx:
                     raise MemoryFabricError("25001", f"{call.sql.split('(')[0]} commits its batches: call it outside transaction()")
@@ -240,7 +247,9 @@ class AsyncMemoryFabric(_Methods):
         if self._vector is None:
             cur = await self.conn.execute(VECTOR_TYPE)
             row = await cur.fetchone()
-            self._vector = row[0] if row else "vector"
+            name = row[0] if row else "vector"
+            register_vector_info(self.conn, await TypeInfo.fetch(self.conn, name))
+            self._vector = name
         return self._vector
 
     def _run(self, call: Call) -> Any:  # type: ignore[override]
@@ -248,7 +257,8 @@ class AsyncMemoryFabric(_Methods):
 
     async def _arun(self, call: Call) -> Any:
         try:
-            sql = call.sql.replace("{vector}", await self._vector_type()) if "{vector}" in call.sql else call.sql
+            vector = await self._vector_type()
+            sql = call.sql.replace("{vector}", vector) if "{vector}" in call.sql else call.sql
             if call.procedure:
                 if self._in_tx:
                     raise MemoryFabricError("25001", f"{call.sql.split('(')[0]} commits its batches: call it outside transaction()")

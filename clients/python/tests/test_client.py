@@ -14,6 +14,7 @@ import unittest
 from dataclasses import fields
 
 import psycopg
+from pgvector import Vector
 
 import memory_fabric as mf
 from memory_fabric import types
@@ -178,6 +179,12 @@ class Sync(unittest.TestCase):
         c = ad.capture_memory("A vector of our own.", "system", "INTERNAL", embedding=[0.1, 0.2, 0.3],
                               embedding_model="py/tiny-3")
         self.assertEqual(c.embedding_model, "py/tiny-3")
+        # vectors come back as pgvector's Vector, and go in as one too
+        self.assertIsInstance(c.embedding, Vector)
+        self.assertEqual([round(x, 6) for x in c.embedding.to_list()], [0.1, 0.2, 0.3])
+        c2 = ad.capture_memory("Another vector of our own.", "system", "INTERNAL", embedding=Vector([0.3, 0.2, 0.1]),
+                               embedding_model="py/tiny-3")
+        self.assertEqual([round(x, 6) for x in c2.embedding.to_list()], [0.3, 0.2, 0.1])
         got = ad.recall(query_embedding=[0.1, 0.2, 0.3], query_embedding_model="py/tiny-3")
         self.assertIsInstance(got, list)
         e = ad.forget_subject("cus_9", "request 9")
