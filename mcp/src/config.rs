@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::config::Host;
+
+use crate::tls;
 
 pub const USAGE: &str = "\
 memory-fabric-mcp: an MCP server (stdio) that gives an AI agent memory_fabric's tools, run as the
@@ -34,10 +36,17 @@ CONNECTION:
     MEMORY_FABRIC_DSN (or --dsn), a libpq key=value string or a postgresql:// URL, else the usual
     variables: PGHOST (a host name, or a socket directory when it starts with '/'), PGPORT,
     PGUSER, PGDATABASE, PGPASSWORD, PGPASSFILE (default ~/.pgpass), PGAPPNAME, PGOPTIONS,
-    PGCONNECT_TIMEOUT,
-    PGSSLMODE (disable or prefer; TLS is not built in, so require is refused at connect).
+    PGCONNECT_TIMEOUT, PGSSLMODE, PGSSLROOTCERT, PGSSLCERT, PGSSLKEY, PGSSLSNI.
     Settings the connection string leaves out are taken from these variables, as libpq does.
     Without any: the socket in /var/run/postgresql or /tmp, port 5432, the OS user.
+
+TLS (rustls), as libpq: sslmode (PGSSLMODE) disable, allow or prefer (the default: TLS when the
+server offers it), require (TLS always; the certificate is checked against the root certificates
+only when there are some), verify-ca (the chain up to a root certificate), verify-full (the
+chain and the host name). Root certificates: sslrootcert (PGSSLROOTCERT), a PEM file, else
+~/.postgresql/root.crt when it exists; sslrootcert=system, or a verify mode without a file, uses
+the system's trusted roots. A client certificate: sslcert and sslkey (PGSSLCERT, PGSSLKEY;
+default ~/.postgresql/postgresql.crt and .key). Socket connections never use TLS.
 
 TOOLS (listed only when the role may execute their functions; asked at start-up and after a
 reconnect with has_function_privilege):
@@ -137,7 +146,7 @@ fn looks_like_conninfo(s: &str) -> bool {
 fn refuse_password_in_conninfo(s: &str) -> Result<(), String> {
     const REFUSED: &str = "refusing to start: the connection string given on the command line carries a password; \
                            put the password in PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass), never in arguments";
-    match tokio_postgres::Config::from_str(s) {
+    match tokio_postgres::Config::from_str(&split_tls_params(s).0) {
         Ok(c) if c.get_password().is_some() => Err(REFUSED.into()),
         Ok(_) => Ok(()),
         // unparsable: refuse, without echoing it (it may hold a password in a shape the parser missed)
@@ -146,15 +155,120 @@ fn refuse_password_in_conninfo(s: &str) -> Result<(), String> {
     }
 }
 
-/// The tokio-postgres configuration: the connection string's settings, the PG* variables for the
-/// rest, then libpq's defaults; the password from the string, PGPASSWORD or the password file.
-pub fn connection_config(dsn: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Result<tokio_postgres::Config, String> {
+/// The connection's settings: tokio-postgres's, and TLS's.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    pub pg: tokio_postgres::Config,
+    pub tls: tls::Settings,
+}
+
+/// The connection string's TLS settings, which tokio-postgres does not know (all but sslmode and
+/// sslnegotiation; sslmode only as disable, prefer and require): taken out of the string.
+const TLS_KEYS: [&str; 5] = ["sslmode", "sslrootcert", "sslcert", "sslkey", "sslsni"];
+
+/// Splits the TLS settings out of a connection string (libpq's `key=value` form or a URL's query
+/// parameters): the string without them, and them. A string this cannot read is left whole, for
+/// tokio-postgres to say what is wrong with it.
+fn split_tls_params(s: &str) -> (String, Vec<(String, String)>) {
+    let lower = s.to_ascii_lowercase();
+    if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
+        let Some((base, query)) = s.split_once('?') else { return (s.to_string(), vec![]) };
+        let (mut kept, mut tls) = (vec![], vec![]);
+        for part in query.split('&') {
+            let (k, v) = part.split_once('=').unwrap_or((part, ""));
+            match (percent_decode(k), percent_decode(v)) {
+                (Some(k), Some(v)) if TLS_KEYS.contains(&k.as_str()) => tls.push((k, v)),
+                _ => kept.push(part),
+            }
+        }
+        let rest = if kept.is_empty() { base.to_string() } else { format!("{base}?{}", kept.join("&")) };
+        return (rest, tls);
+    }
+    // key = value, the value plain (up to whitespace) or 'quoted', with \ escaping either
+    let (mut rest, mut tls) = (String::new(), vec![]);
+    let mut chars = s.char_indices().peekable();
+    loop {
+        while chars.next_if(|(_, c)| c.is_whitespace()).is_some() {}
+        let Some(&(start, _)) = chars.peek() else { break };
+        let mut key = String::new();
+        while let Some((_, c)) = chars.next_if(|(_, c)| !c.is_whitespace() && *c != '=') {
+            key.push(c);
+        }
+        while chars.next_if(|(_, c)| c.is_whitespace()).is_some() {}
+        if chars.next_if(|(_, c)| *c == '=').is_none() {
+            return (s.to_string(), vec![]);
+        }
+        while chars.next_if(|(_, c)| c.is_whitespace()).is_some() {}
+        let quoted = chars.next_if(|(_, c)| *c == '\'').is_some();
+        let mut value = String::new();
+        while let Some(&(_, c)) = chars.peek() {
+            if (quoted && c == '\'') || (!quoted && c.is_whitespace()) {
+                break;
+            }
+            chars.next();
+            if c == '\\' {
+                if let Some((_, n)) = chars.next() {
+                    value.push(n);
+                }
+            } else {
+                value.push(c);
+            }
+        }
+        let closed = !quoted || chars.next_if(|(_, c)| *c == '\'').is_some();
+        if !closed || (!quoted && value.is_empty()) {
+            return (s.to_string(), vec![]);
+        }
+        let end = chars.peek().map_or(s.len(), |&(i, _)| i);
+        if TLS_KEYS.contains(&key.as_str()) {
+            tls.push((key, value));
+        } else {
+            rest.push_str(&s[start..end]);
+            rest.push(' ');
+        }
+    }
+    (rest.trim_end().to_string(), tls)
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The connection's settings: the connection string's, the PG* variables for the rest, then
+/// libpq's defaults; the password from the string, PGPASSWORD or the password file; TLS's from
+/// the string, the PGSSL* variables and ~/.postgresql.
+pub fn connection_config(dsn: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Result<Connection, String> {
+    let (rest, tls_params) = dsn.map(split_tls_params).unwrap_or_default();
     let mut c = match dsn {
-        Some(s) => tokio_postgres::Config::from_str(s)
+        Some(_) => tokio_postgres::Config::from_str(&rest)
             .map_err(|e| format!("invalid connection string in MEMORY_FABRIC_DSN: {e}"))?,
         None => tokio_postgres::Config::new(),
     };
     let env = |k: &str| env(k).filter(|v| !v.is_empty());
+    let tls = tls::Settings::resolve(
+        &|key: &str, var: &str| {
+            tls_params.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.clone()).or_else(|| env(var))
+        },
+        env("HOME").as_deref().map(std::path::Path::new),
+    )?;
+    if c.get_hosts().is_empty() && !c.get_hostaddrs().is_empty() {
+        // hostaddr alone: the address is the host name too (tokio-postgres needs one for TLS)
+        for addr in c.get_hostaddrs().to_vec() {
+            c.host(addr.to_string());
+        }
+    }
     if c.get_hosts().is_empty() {
         let hosts = env("PGHOST").unwrap_or_default();
         let hosts: Vec<&str> = hosts.split(',').map(str::trim).filter(|h| !h.is_empty()).collect();
@@ -203,15 +317,6 @@ pub fn connection_config(dsn: Option<&str>, env: &dyn Fn(&str) -> Option<String>
             c.connect_timeout(Duration::from_secs(secs.max(2)));
         }
     }
-    if dsn.is_none_or(|s| !s.contains("sslmode")) {
-        if let Some(mode) = env("PGSSLMODE") {
-            c.ssl_mode(match mode.as_str() {
-                "disable" => SslMode::Disable,
-                "allow" | "prefer" => SslMode::Prefer,
-                _ => SslMode::Require,
-            });
-        }
-    }
     if c.get_password().is_none() {
         if let Some(p) = env("PGPASSWORD") {
             c.password(p);
@@ -219,7 +324,7 @@ pub fn connection_config(dsn: Option<&str>, env: &dyn Fn(&str) -> Option<String>
             c.password(p);
         }
     }
-    Ok(c)
+    Ok(Connection { pg: c, tls })
 }
 
 /// The password file's entry for this connection (libpq's rules: `host:port:db:user:password`,
@@ -315,13 +420,44 @@ mod tests {
             "PGUSER" => Some("agent".to_string()),
             _ => None,
         };
-        let c = connection_config(Some("dbname=mem"), &env).unwrap();
+        let c = connection_config(Some("dbname=mem"), &env).unwrap().pg;
         assert_eq!(c.get_hosts(), &[Host::Unix("/run/sock".into())]);
         assert_eq!(c.get_ports(), &[55432]);
         assert_eq!((c.get_user(), c.get_dbname()), (Some("agent"), Some("mem")));
-        let c = connection_config(Some("host=db.internal port=6000 user=x"), &env).unwrap();
+        let c = connection_config(Some("host=db.internal port=6000 user=x"), &env).unwrap().pg;
         assert_eq!(c.get_hosts(), &[Host::Tcp("db.internal".into())]);
         assert_eq!((c.get_ports(), c.get_dbname()), (&[6000u16][..], Some("x")));
+        // hostaddr alone names the host too
+        let c = connection_config(Some("hostaddr=127.0.0.1 user=x"), &env).unwrap().pg;
+        assert_eq!(c.get_hosts(), &[Host::Tcp("127.0.0.1".into())]);
+    }
+
+    #[test]
+    fn tls_settings_come_out_of_the_string() {
+        let (rest, tls) = split_tls_params(
+            r"host=db  sslmode = verify-full sslrootcert='/a b/c\'a.pem' application_name='x y' sslsni=0",
+        );
+        assert_eq!(rest, "host=db application_name='x y'");
+        let pairs = |v: &[(&str, &str)]| v.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>();
+        assert_eq!(tls, pairs(&[("sslmode", "verify-full"), ("sslrootcert", "/a b/c'a.pem"), ("sslsni", "0")]));
+        let (rest, tls) =
+            split_tls_params("postgresql://u@db:5433/mem?sslmode=verify-ca&application_name=a&sslrootcert=%2Fca.pem");
+        assert_eq!(rest, "postgresql://u@db:5433/mem?application_name=a");
+        assert_eq!(tls, pairs(&[("sslmode", "verify-ca"), ("sslrootcert", "/ca.pem")]));
+        assert_eq!(split_tls_params("postgres://db/x?sslmode=require").0, "postgres://db/x");
+        // unreadable: left whole for tokio-postgres to complain about
+        assert_eq!(split_tls_params("host='db sslmode=require").1, vec![]);
+
+        let no_home = |k: &str| (k == "PGSSLMODE").then(|| "require".to_string());
+        let c = connection_config(Some("host=db user=u sslmode=verify-full sslrootcert=/ca.pem"), &no_home).unwrap();
+        assert_eq!((c.tls.mode, c.tls.roots), (tls::Mode::VerifyFull, tls::Roots::File("/ca.pem".into())));
+        let c = connection_config(Some("host=db user=u"), &no_home).unwrap();
+        assert_eq!((c.tls.mode, c.tls.roots), (tls::Mode::Require, tls::Roots::None));
+        let e = connection_config(Some("host=db user=u sslmode=maybe"), &no_env).unwrap_err();
+        assert!(e.contains("invalid sslmode"), "{e}");
+        // the password check reads strings with TLS settings too
+        assert!(refuse_password_in_conninfo("host=db sslmode=verify-full password=x").is_err());
+        assert!(refuse_password_in_conninfo("host=db sslmode=verify-full sslrootcert=system").is_ok());
     }
 
     #[test]

@@ -1,10 +1,56 @@
 //! The agent's connection: opened at start-up, asked which tools its role may use, opened again
 //! after it was lost; every call in its own transaction, pinned to the tenant.
 
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::Client;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
-use crate::config::Settings;
+use crate::config::{Connection, Settings};
 use crate::tools::{Call, Output, ToolError, ToolKind};
+
+/// Where and how to connect: the settings to try in turn, and the TLS connector (its root
+/// certificates and client certificate read once, at start-up).
+pub struct Target {
+    plans: Vec<tokio_postgres::Config>,
+    tls: MakeRustlsConnect,
+    tls_settings: crate::tls::Settings,
+}
+
+impl Target {
+    /// Fails (with a message) when a certificate or key cannot be read.
+    pub fn new(c: &Connection) -> Result<Target, String> {
+        let plans = c.tls.plans(&c.pg);
+        // socket directories only: no TLS, so no certificate is read either (as libpq)
+        let mut settings = c.tls.clone();
+        if plans.iter().all(|p| p.get_ssl_mode() == tokio_postgres::config::SslMode::Disable) {
+            settings.mode = crate::tls::Mode::Disable;
+        }
+        let tls = settings.connector().map_err(|e| format!("cannot set up TLS: {e}"))?;
+        Ok(Target { plans, tls, tls_settings: c.tls.clone() })
+    }
+
+    /// A connection failure in words: TLS's reason when TLS failed, else PostgreSQL's.
+    pub fn describe(&self, e: &tokio_postgres::Error) -> String {
+        self.tls_settings.describe(e).unwrap_or_else(|| ToolError::describe(e))
+    }
+
+    async fn connect(&self) -> Result<Client, tokio_postgres::Error> {
+        let mut last = None;
+        for plan in &self.plans {
+            match plan.connect(self.tls.clone()).await {
+                Ok((client, connection)) => {
+                    tokio::spawn(async move {
+                        if let Err(e) = connection.await {
+                            crate::log(&format!("the connection to PostgreSQL ended: {e}"));
+                        }
+                    });
+                    return Ok(client);
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.expect("there is always a plan"))
+    }
+}
 
 pub struct Session {
     client: Client,
@@ -16,13 +62,8 @@ pub struct Session {
 }
 
 impl Session {
-    pub async fn open(config: &tokio_postgres::Config) -> Result<Session, tokio_postgres::Error> {
-        let (client, connection) = config.connect(NoTls).await?;
-        tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                crate::log(&format!("the connection to PostgreSQL ended: {e}"));
-            }
-        });
+    pub async fn open(target: &Target) -> Result<Session, tokio_postgres::Error> {
+        let client = target.connect().await?;
         let row = client.query_one("SELECT current_user::text, pg_catalog.current_database()::text", &[]).await?;
         let (role, database) = (row.get(0), row.get(1));
         let tools = allowed_tools(&client).await?;

@@ -4,6 +4,7 @@
 mod config;
 mod db;
 mod server;
+mod tls;
 mod tools;
 
 use std::process::ExitCode;
@@ -42,6 +43,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // the certificates and keys: read now, and a failure is a start-up error (status 1)
+    let target = match db::Target::new(&pg) {
+        Ok(t) => t,
+        Err(m) => {
+            log(&m);
+            return ExitCode::FAILURE;
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
@@ -49,7 +58,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(serve(settings, pg)) {
+    match runtime.block_on(serve(settings, target)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(m) => {
             log(&m);
@@ -58,10 +67,10 @@ fn main() -> ExitCode {
     }
 }
 
-async fn serve(settings: config::Settings, pg: tokio_postgres::Config) -> Result<(), String> {
-    let session = db::Session::open(&pg)
+async fn serve(settings: config::Settings, target: db::Target) -> Result<(), String> {
+    let session = db::Session::open(&target)
         .await
-        .map_err(|e| format!("cannot connect to PostgreSQL: {}", tools::ToolError::describe(&e)))?;
+        .map_err(|e| format!("cannot connect to PostgreSQL: {}", target.describe(&e)))?;
     let names: Vec<&str> = session.tools.iter().map(|k| k.name()).collect();
     log(&format!(
         "connected to database {} as role {}; tenant {}; tools: {}",
@@ -70,7 +79,7 @@ async fn serve(settings: config::Settings, pg: tokio_postgres::Config) -> Result
         settings.tenant,
         if names.is_empty() { "none (the role may execute none of their functions)".to_string() } else { names.join(", ") }
     ));
-    let service = server::Server::new(settings, pg, session)
+    let service = server::Server::new(settings, target, session)
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| format!("the MCP session did not start: {e}"))?;

@@ -11,7 +11,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio::sync::Mutex;
 
 use crate::config::Settings;
-use crate::db::Session;
+use crate::db::{Session, Target};
 use crate::tools::{ToolError, ToolKind};
 
 #[derive(Clone)]
@@ -21,7 +21,7 @@ pub struct Server {
 
 struct Inner {
     settings: Settings,
-    pg: tokio_postgres::Config,
+    target: Target,
     /// The connection, None once it was found lost (the next call opens a new one).
     session: Mutex<Option<Session>>,
     /// The tools of the last connection, listed while there is none.
@@ -29,10 +29,10 @@ struct Inner {
 }
 
 impl Server {
-    pub fn new(settings: Settings, pg: tokio_postgres::Config, session: Session) -> Server {
+    pub fn new(settings: Settings, target: Target, session: Session) -> Server {
         let tools = session.tools.clone();
         Server {
-            inner: Arc::new(Inner { settings, pg, session: Mutex::new(Some(session)), tools: std::sync::Mutex::new(tools) }),
+            inner: Arc::new(Inner { settings, target, session: Mutex::new(Some(session)), tools: std::sync::Mutex::new(tools) }),
         }
     }
 
@@ -60,7 +60,7 @@ impl Server {
         if slot.as_ref().is_none_or(Session::is_closed) {
             // lost before this call sent anything: connect again now
             *slot = None;
-            match Session::open(&self.inner.pg).await {
+            match Session::open(&self.inner.target).await {
                 Ok(new) => {
                     crate::log(&format!("connected again as role {}", new.role));
                     let changed = {
@@ -75,7 +75,7 @@ impl Server {
                     *slot = Some(new);
                 }
                 Err(e) => {
-                    let e = ToolError::lost(format!("cannot connect to PostgreSQL: {}", ToolError::describe(&e)));
+                    let e = ToolError::lost(format!("cannot connect to PostgreSQL: {}", self.inner.target.describe(&e)));
                     return Ok(e.into_result().into());
                 }
             }

@@ -2,7 +2,8 @@
 # memory-fabric-mcp's tests: builds the binary (cargo build -p memory-fabric-mcp) and runs its unit
 # tests, then, in the Python side's pinned virtual environment (clients/python/tests/env.sh),
 # drives it over stdio with the official MCP Python SDK's client as ordinary roles against the
-# local cluster (tests/mcp/test_*.py); prints TAP lines.
+# local cluster (tests/mcp/test_*.py), and over TLS against a throwaway instance of its own
+# (test_tls.py: openssl makes its CA and certificates); prints TAP lines.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../../clients/python/tests/env.sh"
@@ -25,7 +26,9 @@ out=$(cargo test -p memory-fabric-mcp -- --test-threads 2 2>&1) || rc=1
 printf '%s\n' "$out" | awk '/^test .* \.\.\. ok$/ {print "ok - unit " $2; next} /^test .* \.\.\. FAILED$/ {print "not ok - unit " $2; next} /^test result: FAILED/ {print "not ok - unit tests"; next} {print "# " $0}'
 printf '%s\n' "$out" | grep -q '^test result: ok' || { echo "not ok - unit tests ran"; rc=1; }
 
+# test_tls.py starts a throwaway TLS-only instance of its own under $MF_STATE (never the shared one)
 out=$(cd "$here" && MF_MCP_BIN=$bin MF_TEST_CONNINFO="host=$MF_PGHOST port=$MF_PGPORT user=$MF_PGUSER" \
+      MF_PG_BINDIR=$MF_PG_BINDIR MF_STATE=$MF_STATE \
       "$MF_PY" -m unittest discover -v -s . -p 'test_*.py' 2>&1) || rc=1
 tap=$(printf '%s\n' "$out" | awk '/ \.\.\. ok$/ {print "ok - " $1; next} / \.\.\. (FAIL|ERROR)$/ {print "not ok - " $1; next} / \.\.\. skipped/ {print "not ok - " $1 " (skipped)"; next} {print "# " $0}')
 printf '%s\n' "$tap"
