@@ -1,5 +1,8 @@
 """memory_fabric for Python: the extension's public functions as typed sync and async methods,
-run as the connection's own role (clients/python/README.md)."""
+run as the connection's own role (clients/python/README.md).
+
+A LangGraph store on them is memory_fabric.store.MemoryFabricStore: import it from there (it needs
+the ``langgraph`` extra; this package does not import LangGraph)."""
 
 from .calls import Erasure, Explanation, HistoryEntry
 from .client import AsyncMemoryFabric, MemoryFabric
