@@ -51,14 +51,7 @@ pub fn for_tenant(client: &SpiClient<'_>, tenant_id: &str) -> Rc<LoadedPolicy> {
     if let Some(p) = CACHE.with(|c| c.borrow().get(&key).cloned()) {
         return p;
     }
-    let body: String = client
-        .select(&*plan(client, BODY, &[INT4], false), Some(1), &[version.into()])
-        .and_then(|t| t.first().get_one::<String>())
-        .unwrap_or_else(|e| error!("memory_fabric: cannot read policy {version}: {e}"))
-        .unwrap_or_else(|| error!("memory_fabric: policy version {version} vanished"));
-    let json: serde_json::Value =
-        serde_json::from_str(&body).unwrap_or_else(|e| error!("memory_fabric: policy {version} is not JSON: {e}"));
-    let policy = Policy::from_json(&json).or_raise();
+    let policy = at_version(client, version);
     let redactor = Redactor::new(policy.default_redaction, &policy.redaction_rules).or_raise();
     let loaded = Rc::new(LoadedPolicy { version, policy, redactor });
     CACHE.with(|c| {
@@ -69,6 +62,18 @@ pub fn for_tenant(client: &SpiClient<'_>, tenant_id: &str) -> Rc<LoadedPolicy> {
         c.insert(key, loaded.clone());
     });
     loaded
+}
+
+/// The policy of one stored version (the one a review used), parsed; not cached.
+pub fn at_version(client: &SpiClient<'_>, version: i32) -> Policy {
+    let body: String = client
+        .select(&*plan(client, BODY, &[INT4], false), Some(1), &[version.into()])
+        .and_then(|t| t.first().get_one::<String>())
+        .unwrap_or_else(|e| error!("memory_fabric: cannot read policy {version}: {e}"))
+        .unwrap_or_else(|| error!("memory_fabric: policy version {version} vanished"));
+    let json: serde_json::Value =
+        serde_json::from_str(&body).unwrap_or_else(|e| error!("memory_fabric: policy {version} is not JSON: {e}"));
+    Policy::from_json(&json).or_raise()
 }
 
 /// The built-in default policy body, inserted as the '*' policy at CREATE EXTENSION.

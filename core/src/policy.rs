@@ -263,19 +263,22 @@ pub fn matches(r: &str, p: &str) -> bool {
 }
 
 impl Provenance {
+    /// The untrusted origin of one ref (its pattern, or "url"), or None when it is trusted.
+    pub fn origin(&self, r: &str) -> Option<String> {
+        let r = normalise_ref(r);
+        self.untrusted_prefixes
+            .iter()
+            .find(|p| matches(&r, p))
+            .cloned()
+            .or_else(|| (self.urls_untrusted && is_url(&r)).then(|| URL_ORIGIN.to_owned()))
+    }
+
     /// The untrusted origin of every ref that has one (its pattern, or "url"), in order and once
     /// each, when at least one ref is untrusted.
     pub fn untrusted<S: AsRef<str>>(&self, refs: &[S]) -> Option<Vec<String>> {
         let mut origins: Vec<String> = Vec::new();
         for r in refs {
-            let r = normalise_ref(r.as_ref());
-            let origin = self
-                .untrusted_prefixes
-                .iter()
-                .find(|p| matches(&r, p))
-                .cloned()
-                .or_else(|| (self.urls_untrusted && is_url(&r)).then(|| URL_ORIGIN.to_owned()));
-            if let Some(o) = origin {
+            if let Some(o) = self.origin(r.as_ref()) {
                 if !origins.contains(&o) {
                     origins.push(o);
                 }

@@ -4,6 +4,7 @@
 //! PUBLIC executes nothing; the three roles (sql/schema.sql) get what their job needs.
 
 mod approve;
+mod candidate_evidence;
 mod capture_memory;
 mod create_embedding_index;
 mod edit;
@@ -12,6 +13,7 @@ mod forget_subject;
 mod grant_tenant;
 mod memory_history;
 mod metrics;
+mod my_tenants;
 mod promote;
 mod promote_pending;
 mod purge_expired;
