@@ -40,7 +40,7 @@ pub struct Settings {
     /// The database's address and options; user and password are set per sign-in.
     pub pg: tokio_postgres::Config,
     /// libpq's sslmode and sslrootcert, from the connection string or PGSSLMODE, PGSSLROOTCERT.
-    pub tls: crate::tls::Tls,
+    pub tls: memory_fabric_pgtls::Settings,
     pub tenants: Vec<String>,
     pub idle: Duration,
     pub secure_cookies: bool,
@@ -145,8 +145,8 @@ pub fn parse_tenants(s: &str) -> Result<Vec<String>, String> {
 pub fn pg_config(
     dsn: Option<&str>,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<(tokio_postgres::Config, crate::tls::Tls), String> {
-    let (rest, tls_params) = dsn.map(crate::tls::split_params).unwrap_or_default();
+) -> Result<(tokio_postgres::Config, memory_fabric_pgtls::Settings), String> {
+    let (rest, tls_params) = dsn.map(memory_fabric_pgtls::split_tls_params).unwrap_or_default();
     let mut c = match dsn {
         None => tokio_postgres::Config::new(),
         Some(s) => match tokio_postgres::Config::from_str(&rest) {
@@ -157,7 +157,7 @@ pub fn pg_config(
             Err(e) => return Err(format!("--dsn is not a valid connection string: {e}")),
         },
     };
-    let tls = crate::tls::Tls::resolve(
+    let tls = memory_fabric_pgtls::Settings::resolve(
         &|key, var| {
             tls_params.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.clone()).or_else(|| env(var)).filter(|v| !v.is_empty())
         },
@@ -259,10 +259,10 @@ mod tests {
     #[test]
     fn tls_settings_are_read_like_libpq() {
         let s = parse(&["--dsn", "host=db dbname=agents sslmode=verify-full sslrootcert=/ca.pem"], &[]).unwrap();
-        assert_eq!(s.tls, crate::tls::Tls { mode: "verify-full", roots: crate::tls::Roots::File("/ca.pem".into()) });
+        assert_eq!((s.tls.mode, s.tls.roots), (memory_fabric_pgtls::Mode::VerifyFull, memory_fabric_pgtls::Roots::File("/ca.pem".into())));
         assert_eq!(s.pg.get_dbname(), Some("agents"));
         let s = parse(&["--dsn", "host=db"], &[("PGSSLMODE", "require")]).unwrap();
-        assert_eq!(s.tls.mode, "require");
+        assert_eq!(s.tls.mode, memory_fabric_pgtls::Mode::Require);
         assert!(parse(&["--dsn", "host=db sslmode=maybe"], &[]).unwrap_err().contains("invalid sslmode"));
     }
 

@@ -7,7 +7,7 @@ use tokio::sync::broadcast;
 use tokio_postgres::{AsyncMessage, Client, Transaction};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use crate::tls::{self, Tls};
+use memory_fabric_pgtls::{self as tls, Settings as Tls};
 
 use crate::session::Credentials;
 
@@ -68,7 +68,7 @@ pub fn classify_connect(e: &tokio_postgres::Error) -> Failure {
             Failure::Unavailable(format!("{} ({})", d.message, d.code))
         }
         Some(d) => Failure::Refused(d),
-        None => match tls::describe(e) {
+        None => match tls::describe_plain(e) {
             Some(t) => Failure::Refused(PgError::new("08P01", t)),
             None => Failure::Unavailable(plain(e)),
         },

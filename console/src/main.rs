@@ -12,7 +12,6 @@ mod memory;
 mod metrics;
 mod pages;
 mod session;
-mod tls;
 mod views;
 
 use std::sync::Arc;

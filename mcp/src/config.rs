@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio_postgres::config::Host;
 
-use crate::tls;
+use memory_fabric_pgtls as tls;
 
 pub const USAGE: &str = "\
 memory-fabric-mcp: an MCP server (stdio) that gives an AI agent memory_fabric's tools, run as the
@@ -146,7 +146,7 @@ fn looks_like_conninfo(s: &str) -> bool {
 fn refuse_password_in_conninfo(s: &str) -> Result<(), String> {
     const REFUSED: &str = "refusing to start: the connection string given on the command line carries a password; \
                            put the password in PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass), never in arguments";
-    match tokio_postgres::Config::from_str(&split_tls_params(s).0) {
+    match tokio_postgres::Config::from_str(&tls::split_tls_params(s).0) {
         Ok(c) if c.get_password().is_some() => Err(REFUSED.into()),
         Ok(_) => Ok(()),
         // unparsable: refuse, without echoing it (it may hold a password in a shape the parser missed)
@@ -162,95 +162,11 @@ pub struct Connection {
     pub tls: tls::Settings,
 }
 
-/// The connection string's TLS settings, which tokio-postgres does not know (all but sslmode and
-/// sslnegotiation; sslmode only as disable, prefer and require): taken out of the string.
-const TLS_KEYS: [&str; 5] = ["sslmode", "sslrootcert", "sslcert", "sslkey", "sslsni"];
-
-/// Splits the TLS settings out of a connection string (libpq's `key=value` form or a URL's query
-/// parameters): the string without them, and them. A string this cannot read is left whole, for
-/// tokio-postgres to say what is wrong with it.
-fn split_tls_params(s: &str) -> (String, Vec<(String, String)>) {
-    let lower = s.to_ascii_lowercase();
-    if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
-        let Some((base, query)) = s.split_once('?') else { return (s.to_string(), vec![]) };
-        let (mut kept, mut tls) = (vec![], vec![]);
-        for part in query.split('&') {
-            let (k, v) = part.split_once('=').unwrap_or((part, ""));
-            match (percent_decode(k), percent_decode(v)) {
-                (Some(k), Some(v)) if TLS_KEYS.contains(&k.as_str()) => tls.push((k, v)),
-                _ => kept.push(part),
-            }
-        }
-        let rest = if kept.is_empty() { base.to_string() } else { format!("{base}?{}", kept.join("&")) };
-        return (rest, tls);
-    }
-    // key = value, the value plain (up to whitespace) or 'quoted', with \ escaping either
-    let (mut rest, mut tls) = (String::new(), vec![]);
-    let mut chars = s.char_indices().peekable();
-    loop {
-        while chars.next_if(|(_, c)| c.is_whitespace()).is_some() {}
-        let Some(&(start, _)) = chars.peek() else { break };
-        let mut key = String::new();
-        while let Some((_, c)) = chars.next_if(|(_, c)| !c.is_whitespace() && *c != '=') {
-            key.push(c);
-        }
-        while chars.next_if(|(_, c)| c.is_whitespace()).is_some() {}
-        if chars.next_if(|(_, c)| *c == '=').is_none() {
-            return (s.to_string(), vec![]);
-        }
-        while chars.next_if(|(_, c)| c.is_whitespace()).is_some() {}
-        let quoted = chars.next_if(|(_, c)| *c == '\'').is_some();
-        let mut value = String::new();
-        while let Some(&(_, c)) = chars.peek() {
-            if (quoted && c == '\'') || (!quoted && c.is_whitespace()) {
-                break;
-            }
-            chars.next();
-            if c == '\\' {
-                if let Some((_, n)) = chars.next() {
-                    value.push(n);
-                }
-            } else {
-                value.push(c);
-            }
-        }
-        let closed = !quoted || chars.next_if(|(_, c)| *c == '\'').is_some();
-        if !closed || (!quoted && value.is_empty()) {
-            return (s.to_string(), vec![]);
-        }
-        let end = chars.peek().map_or(s.len(), |&(i, _)| i);
-        if TLS_KEYS.contains(&key.as_str()) {
-            tls.push((key, value));
-        } else {
-            rest.push_str(&s[start..end]);
-            rest.push(' ');
-        }
-    }
-    (rest.trim_end().to_string(), tls)
-}
-
-fn percent_decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
 /// The connection's settings: the connection string's, the PG* variables for the rest, then
 /// libpq's defaults; the password from the string, PGPASSWORD or the password file; TLS's from
 /// the string, the PGSSL* variables and ~/.postgresql.
 pub fn connection_config(dsn: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Result<Connection, String> {
-    let (rest, tls_params) = dsn.map(split_tls_params).unwrap_or_default();
+    let (rest, tls_params) = dsn.map(tls::split_tls_params).unwrap_or_default();
     let mut c = match dsn {
         Some(_) => tokio_postgres::Config::from_str(&rest)
             .map_err(|e| format!("invalid connection string in MEMORY_FABRIC_DSN: {e}"))?,
@@ -434,19 +350,19 @@ mod tests {
 
     #[test]
     fn tls_settings_come_out_of_the_string() {
-        let (rest, tls) = split_tls_params(
+        let (rest, tls) = tls::split_tls_params(
             r"host=db  sslmode = verify-full sslrootcert='/a b/c\'a.pem' application_name='x y' sslsni=0",
         );
         assert_eq!(rest, "host=db application_name='x y'");
         let pairs = |v: &[(&str, &str)]| v.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>();
         assert_eq!(tls, pairs(&[("sslmode", "verify-full"), ("sslrootcert", "/a b/c'a.pem"), ("sslsni", "0")]));
         let (rest, tls) =
-            split_tls_params("postgresql://u@db:5433/mem?sslmode=verify-ca&application_name=a&sslrootcert=%2Fca.pem");
+            tls::split_tls_params("postgresql://u@db:5433/mem?sslmode=verify-ca&application_name=a&sslrootcert=%2Fca.pem");
         assert_eq!(rest, "postgresql://u@db:5433/mem?application_name=a");
         assert_eq!(tls, pairs(&[("sslmode", "verify-ca"), ("sslrootcert", "/ca.pem")]));
-        assert_eq!(split_tls_params("postgres://db/x?sslmode=require").0, "postgres://db/x");
+        assert_eq!(tls::split_tls_params("postgres://db/x?sslmode=require").0, "postgres://db/x");
         // unreadable: left whole for tokio-postgres to complain about
-        assert_eq!(split_tls_params("host='db sslmode=require").1, vec![]);
+        assert_eq!(tls::split_tls_params("host='db sslmode=require").1, vec![]);
 
         let no_home = |k: &str| (k == "PGSSLMODE").then(|| "require".to_string());
         let c = connection_config(Some("host=db user=u sslmode=verify-full sslrootcert=/ca.pem"), &no_home).unwrap();

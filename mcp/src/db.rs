@@ -12,7 +12,7 @@ use crate::tools::{Call, Output, ToolError, ToolKind};
 pub struct Target {
     plans: Vec<tokio_postgres::Config>,
     tls: MakeRustlsConnect,
-    tls_settings: crate::tls::Settings,
+    tls_settings: memory_fabric_pgtls::Settings,
 }
 
 impl Target {
@@ -22,7 +22,7 @@ impl Target {
         // socket directories only: no TLS, so no certificate is read either (as libpq)
         let mut settings = c.tls.clone();
         if plans.iter().all(|p| p.get_ssl_mode() == tokio_postgres::config::SslMode::Disable) {
-            settings.mode = crate::tls::Mode::Disable;
+            settings.mode = memory_fabric_pgtls::Mode::Disable;
         }
         let tls = settings.connector().map_err(|e| format!("cannot set up TLS: {e}"))?;
         Ok(Target { plans, tls, tls_settings: c.tls.clone() })

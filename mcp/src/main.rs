@@ -4,7 +4,6 @@
 mod config;
 mod db;
 mod server;
-mod tls;
 mod tools;
 
 use std::process::ExitCode;

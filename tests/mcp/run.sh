@@ -21,8 +21,9 @@ else
 fi
 bin=${CARGO_TARGET_DIR:-$MF_ROOT/target}/debug/memory-fabric-mcp
 
-# unit tests of the binary (argument and connection-string parsing, checks, tool descriptions)
-out=$(cargo test -p memory-fabric-mcp -- --test-threads 2 2>&1) || rc=1
+# unit tests of the binary (argument and connection-string parsing, checks, tool descriptions) and
+# of pgtls/, the TLS settings it shares with the console
+out=$(cargo test -p memory-fabric-mcp -p memory-fabric-pgtls -- --test-threads 2 2>&1) || rc=1
 printf '%s\n' "$out" | awk '/^test .* \.\.\. ok$/ {print "ok - unit " $2; next} /^test .* \.\.\. FAILED$/ {print "not ok - unit " $2; next} /^test result: FAILED/ {print "not ok - unit tests"; next} {print "# " $0}'
 printf '%s\n' "$out" | grep -q '^test result: ok' || { echo "not ok - unit tests ran"; rc=1; }
 

@@ -1,4 +1,5 @@
-//! TLS the way libpq does it, on rustls (ring provider): the sslmode, sslrootcert, sslcert, sslkey
+//! TLS to PostgreSQL the way libpq does it, on rustls (ring provider), for the workspace's
+//! clients (the MCP server, the operator's console): the sslmode, sslrootcert, sslcert, sslkey
 //! and sslsni settings, read from the connection string or PGSSLMODE, PGSSLROOTCERT, PGSSLCERT,
 //! PGSSLKEY and PGSSLSNI; the certificates and keys are read once, at start-up.
 //!
@@ -265,6 +266,12 @@ impl Settings {
     }
 }
 
+/// A connection failure in words when TLS caused it, without the settings' context (see
+/// Settings::describe for the words that name the sslmode and the roots).
+pub fn describe_plain(e: &tokio_postgres::Error) -> Option<String> {
+    find_rustls_error(e).map(|r| format!("TLS: {r}"))
+}
+
 /// The rustls error under a connection error (tokio-postgres wraps tokio-rustls's io::Error).
 fn find_rustls_error(e: &tokio_postgres::Error) -> Option<&rustls::Error> {
     let mut cause = std::error::Error::source(e);
@@ -483,6 +490,90 @@ fn single_host(c: &tokio_postgres::Config, i: usize) -> tokio_postgres::Config {
         .target_session_attrs(c.get_target_session_attrs())
         .channel_binding(c.get_channel_binding());
     one
+}
+
+/// The connection string's TLS settings, which tokio-postgres does not know (all but sslmode and
+/// sslnegotiation; sslmode only as disable, prefer and require): taken out of the string.
+pub const TLS_KEYS: [&str; 5] = ["sslmode", "sslrootcert", "sslcert", "sslkey", "sslsni"];
+
+/// Splits the TLS settings out of a connection string (libpq's `key=value` form or a URL's query
+/// parameters): the string without them, and them. A string this cannot read is left whole, for
+/// tokio-postgres to say what is wrong with it.
+pub fn split_tls_params(s: &str) -> (String, Vec<(String, String)>) {
+    let lower = s.to_ascii_lowercase();
+    if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
+        let Some((base, query)) = s.split_once('?') else { return (s.to_string(), vec![]) };
+        let (mut kept, mut tls) = (vec![], vec![]);
+        for part in query.split('&') {
+            let (k, v) = part.split_once('=').unwrap_or((part, ""));
+            match (percent_decode(k), percent_decode(v)) {
+                (Some(k), Some(v)) if TLS_KEYS.contains(&k.as_str()) => tls.push((k, v)),
+                _ => kept.push(part),
+            }
+        }
+        let rest = if kept.is_empty() { base.to_string() } else { format!("{base}?{}", kept.join("&")) };
+        return (rest, tls);
+    }
+    // key = value, the value plain (up to whitespace) or 'quoted', with \ escaping either
+    let (mut rest, mut tls) = (String::new(), vec![]);
+    let mut chars = s.char_indices().peekable();
+    loop {
+        while chars.next_if(|(_, c)| c.is_whitespace()).is_some() {}
+        let Some(&(start, _)) = chars.peek() else { break };
+        let mut key = String::new();
+        while let Some((_, c)) = chars.next_if(|(_, c)| !c.is_whitespace() && *c != '=') {
+            key.push(c);
+        }
+        while chars.next_if(|(_, c)| c.is_whitespace()).is_some() {}
+        if chars.next_if(|(_, c)| *c == '=').is_none() {
+            return (s.to_string(), vec![]);
+        }
+        while chars.next_if(|(_, c)| c.is_whitespace()).is_some() {}
+        let quoted = chars.next_if(|(_, c)| *c == '\'').is_some();
+        let mut value = String::new();
+        while let Some(&(_, c)) = chars.peek() {
+            if (quoted && c == '\'') || (!quoted && c.is_whitespace()) {
+                break;
+            }
+            chars.next();
+            if c == '\\' {
+                if let Some((_, n)) = chars.next() {
+                    value.push(n);
+                }
+            } else {
+                value.push(c);
+            }
+        }
+        let closed = !quoted || chars.next_if(|(_, c)| *c == '\'').is_some();
+        if !closed || (!quoted && value.is_empty()) {
+            return (s.to_string(), vec![]);
+        }
+        let end = chars.peek().map_or(s.len(), |&(i, _)| i);
+        if TLS_KEYS.contains(&key.as_str()) {
+            tls.push((key, value));
+        } else {
+            rest.push_str(&s[start..end]);
+            rest.push(' ');
+        }
+    }
+    (rest.trim_end().to_string(), tls)
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]
