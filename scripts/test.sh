@@ -15,6 +15,8 @@
 #      python   the Python package (clients/python), installed with pip and tested as ordinary roles
 #      mcp      the MCP server (mcp/), built and driven over stdio by the official MCP Python SDK's
 #               client as ordinary roles (tests/mcp/run.sh)
+#      console  the operator's console (console/) in Debian's headless Chromium, driven by Selenium
+#               as ordinary roles, on a PostgreSQL instance of its own (tests/console/run.sh)
 #      docs     every SQL block of README.md runs and prints what the README shows (tests/docs)
 #   7. bench    a seconds-long smoke of the benchmark (bench/run.sh --smoke)
 # Exits non-zero if any layer fails; ends with a "N passed, N failed" line.
@@ -157,6 +159,12 @@ fi
 if want mcp; then
   cluster_ready
   tap_layer mcp bash "$MF_ROOT/tests/mcp/run.sh"
+fi
+
+# the operator's console in headless Chromium, as ordinary roles, on its own instance (tests/console/run.sh)
+if want console; then
+  cluster_ready   # for `cargo pgrx install`; the layer starts its own PostgreSQL instance
+  tap_layer console bash "$MF_ROOT/tests/console/run.sh"
 fi
 
 # the client examples, each asserting its results (examples/run.sh)

@@ -225,7 +225,7 @@ pub fn action_failure(e: AppError) -> Result<PgError, AppError> {
 }
 
 /// The headers every response carries: no script or style from anywhere but the console, no
-/// framing, no sniffing, no referrer, no caching of pages that hold tenant data.
+/// framing, no sniffing, no referrer to other sites, no caching of pages that hold tenant data.
 pub async fn security_headers(mut r: Response) -> Response {
     let h = r.headers_mut();
     h.insert(
@@ -236,7 +236,10 @@ pub async fn security_headers(mut r: Response) -> Response {
         ),
     );
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    // same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` with every
+    // form post (Fetch, "serializing a request origin"), which same_origin() refuses. same-origin
+    // sends this origin to this origin only, and `null` to every other site.
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     if !h.contains_key(header::CACHE_CONTROL) {
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

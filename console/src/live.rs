@@ -84,7 +84,7 @@ impl From<&QueueRow> for RowJson {
             href: format!("/candidates/{}", views::seg(&r.candidate_id)),
             age: views::age(r.age),
             tier: r.tier.clone(),
-            reason: r.reason.clone().unwrap_or_default(),
+            reason: views::reasons(r.reason.as_deref().unwrap_or_default()),
             verdict: match &r.resolution {
                 Some(res) => format!("{} ({res})", r.status),
                 None => r.status.clone(),

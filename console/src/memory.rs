@@ -55,6 +55,20 @@ pub async fn memory(ctx: Ctx, Path(id): Path<String>, Query(q): Query<ExplainQue
     let result = async {
         let mut g = ctx.conn().await?;
         let tx = db::begin(g.as_mut().expect("connected"), Some(&tenant)).await?;
+        // another tenant's id is not found here, like an unknown one, also when the role holds a
+        // grant for that tenant: memory_history would refuse it with 42501 ("not the pinned
+        // tenant"), a page that differs from the unknown id's
+        let here: bool = tx
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM memory_fabric.candidates WHERE id = $1 AND tenant_id = $2)
+                     OR EXISTS (SELECT 1 FROM memory_fabric.promoted_memory WHERE id = $1 AND tenant_id = $2)",
+                &[&id, &tenant],
+            )
+            .await?
+            .get(0);
+        if !here {
+            return Err(AppError::NotFound { what: "memory or candidate", id: id.clone() });
+        }
         let steps: Vec<Step> = tx
             .query(
                 "SELECT pg_catalog.to_char(at, $2), stage, ref, CASE WHEN detail IS NULL OR detail = '{}'::jsonb THEN NULL

@@ -164,7 +164,7 @@ pub async fn metrics(ctx: Ctx, Query(q): Query<MetricsQuery>) -> Result<Response
             figure #chart-queue-depth {
                 figcaption { "Queue depth over the last " (days) @if days == 1 { " day" } @else { " days" }
                     small { " (derived from reviews, decisions and promotions: a candidate counts from its human review until decided, reviewed again or promoted)" } }
-                (line_chart(&depth))
+                (line_chart(&depth, &if days == 1 { "1 day ago".to_string() } else { format!("{days} days ago") }))
             }
             figure #chart-auto-promotion {
                 figcaption { "Auto-promotion rate: "
@@ -199,8 +199,9 @@ pub fn bar_chart(data: &[(String, f64)]) -> Markup {
     }
 }
 
-/// A line over time (epoch seconds, value), with the maximum marked on the axis.
-pub fn line_chart(points: &[(f64, f64)]) -> Markup {
+/// A line over time (epoch seconds, value), with the maximum marked on the axis; `since` names
+/// the first instant.
+pub fn line_chart(points: &[(f64, f64)], since: &str) -> Markup {
     if points.len() < 2 {
         return html! { p.empty { "Nothing in this window." } };
     }
@@ -217,7 +218,7 @@ pub fn line_chart(points: &[(f64, f64)]) -> Markup {
             line x1=(pad) y1=(pad) x2=(pad) y2=(h - pad) class="axis" {}
             text x=(pad - 6.0) y=(pad + 4.0) text-anchor="end" { (max) }
             text x=(pad - 6.0) y=(h - pad + 4.0) text-anchor="end" { "0" }
-            text x=(pad) y=(h - pad + 18.0) { "then" }
+            text x=(pad) y=(h - pad + 18.0) { (since) }
             text x=(w - pad) y=(h - pad + 18.0) text-anchor="end" { "now: " (last) }
             polyline points=(path.join(" ")) class="series" {}
         }
@@ -233,8 +234,9 @@ mod tests {
         let svg = bar_chart(&[("<script>x</script>".into(), 3.0), ("ok".into(), 1.0)]).into_string();
         assert!(!svg.contains("<script>") && svg.contains("&lt;script&gt;"), "{svg}");
         assert!(svg.contains("<rect"), "{svg}");
-        let line = line_chart(&[(0.0, 0.0), (60.0, 2.0), (120.0, 1.0)]).into_string();
+        let line = line_chart(&[(0.0, 0.0), (60.0, 2.0), (120.0, 1.0)], "<7 days ago>").into_string();
+        assert!(line.contains("&lt;7 days ago&gt;"), "{line}");
         assert!(line.contains("<polyline points=\"36.0,164.0 320.0,36.0 604.0,100.0\""), "{line}");
-        assert!(line_chart(&[(0.0, 1.0)]).into_string().contains("Nothing"));
+        assert!(line_chart(&[(0.0, 1.0)], "then").into_string().contains("Nothing"));
     }
 }

@@ -472,7 +472,7 @@ pub fn queue_body(
                         tr.queue-row data-candidate-id=(r.candidate_id) data-href=(format!("/candidates/{}", views::seg(&r.candidate_id))) {
                             td.age { (views::age(r.age)) }
                             td { (r.tier) }
-                            td { (r.reason.as_deref().unwrap_or("")) }
+                            td.reason { (views::reasons(r.reason.as_deref().unwrap_or(""))) }
                             td { (r.status) @if let Some(res) = &r.resolution { " (" (res) ")" } }
                             td { (r.source) }
                             td { (r.actor.as_deref().unwrap_or("")) }
@@ -657,7 +657,7 @@ pub async fn candidate(ctx: Ctx, Path(id): Path<String>) -> Result<Response, App
                 h2 { "This candidate" }
                 @if let Some(rel) = &related {
                     @let (left, _) = diff::words(&c.text, &rel.text);
-                    p.text.diff { @for w in &left { @if w.changed { mark { (w.text) } } @else { (w.text) } " " } }
+                    p.text.diff { (diff_side(&c.text, &left)) }
                 } @else {
                     p.text { (c.text) }
                 }
@@ -667,53 +667,9 @@ pub async fn candidate(ctx: Ctx, Path(id): Path<String>) -> Result<Response, App
                     h2 { @if review.as_ref().is_some_and(|r| r.duplicate_of.is_some()) { "Duplicates memory " } @else { "Contradicts memory " }
                          a href=(format!("/memories/{}", views::seg(&rel.id))) { code { (rel.id) } } }
                     @let (_, right) = diff::words(&c.text, &rel.text);
-                    p.text.diff { @for w in &right { @if w.changed { mark { (w.text) } } @else { (w.text) } " " } }
+                    p.text.diff { (diff_side(&rel.text, &right)) }
                     p.meta { (rel.tier) " · promoted " (rel.promoted_at) @if rel.retracted { " · retracted" } }
                 }
-            }
-        }
-        dl.facts {
-            dt { "Classification" } dd { (c.classification) }
-            dt { "Source" } dd { (c.source) }
-            dt { "Actor" } dd { (c.actor.as_deref().unwrap_or("—")) }
-            dt { "Captured by role" } dd { (c.captured_by.as_deref().unwrap_or("—")) }
-            dt { "Captured" } dd { (c.captured_at) }
-            dt { "User" } dd { (c.user_id.as_deref().unwrap_or("—")) }
-            dt { "Intent" } dd { (c.intent_id.as_deref().unwrap_or("—")) }
-            dt { "Redactions" } dd { (c.redactions) @if !c.redaction_rules.is_empty() { " (" (c.redaction_rules.join(", ")) ")" } }
-            @if let Some(w) = &c.write_class { dt { "Write class" } dd { (w) } }
-            @if let Some((e, p, v)) = &c.fact { dt { "Fact" } dd { (e) " · " (p) @if let Some(v) = v { " = " code { (v) } } } }
-            @if let Some(s) = &c.supersedes { dt { "Supersedes" } dd { code { (s) } } }
-            dt { "Evidence" }
-            dd {
-                @if c.evidence.is_empty() { "none" }
-                @else if evidence.is_empty() { ul #evidence .evidence { @for e in &c.evidence { li { code { (e) } } } } }
-                @else {
-                    ul #evidence .evidence {
-                        @for (e, origin) in &evidence {
-                            li {
-                                code { (e) } " "
-                                @match origin {
-                                    None => span.prov.trusted { "trusted" },
-                                    Some(o) => span.prov.untrusted title="untrusted content: the provenance gate's class" { "untrusted: " (o) },
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        @if let Some(r) = &review {
-            h2 { "Review" }
-            dl.facts {
-                dt { "Verdict" } dd { (r.status) " by " (r.reviewer) @if let Some(res) = &r.resolution { " (" (res) ")" } }
-                dt { "Reason" } dd { (r.reason.as_deref().unwrap_or("—")) }
-                dt { "Tier" } dd { (r.tier) }
-                dt { "Priority" } dd { (format!("{:.2}", r.priority)) }
-                dt { "Similarity" } dd { @if let Some(s) = r.similarity { (format!("{s:.3}")) } @else { "—" } }
-                dt { "Policy version" } dd { (r.policy_version) }
-                dt { "Reviewed" } dd { (r.reviewed_at) }
-                @if let Some(n) = &r.notes { dt { "Notes" } dd.notes { (n) } }
             }
         }
         @if waiting {
@@ -741,6 +697,57 @@ pub async fn candidate(ctx: Ctx, Path(id): Path<String>) -> Result<Response, App
                 }
             }
         }
+        section.about {
+            div.capture {
+                h2 { "Capture" }
+                dl.facts {
+                    dt { "Classification" } dd { (c.classification) }
+                    dt { "Source" } dd { (c.source) }
+                    dt { "Actor" } dd { (c.actor.as_deref().unwrap_or("—")) }
+                    dt { "Captured by role" } dd { (c.captured_by.as_deref().unwrap_or("—")) }
+                    dt { "Captured" } dd { (c.captured_at) }
+                    dt { "User" } dd { (c.user_id.as_deref().unwrap_or("—")) }
+                    dt { "Intent" } dd { (c.intent_id.as_deref().unwrap_or("—")) }
+                    dt { "Redactions" } dd { (c.redactions) @if !c.redaction_rules.is_empty() { " (" (c.redaction_rules.join(", ")) ")" } }
+                    @if let Some(w) = &c.write_class { dt { "Write class" } dd { (w) } }
+                    @if let Some((e, p, v)) = &c.fact { dt { "Fact" } dd { (e) " · " (p) @if let Some(v) = v { " = " code { (v) } } } }
+                    @if let Some(s) = &c.supersedes { dt { "Supersedes" } dd { code { (s) } } }
+                    dt { "Evidence" }
+                    dd {
+                        @if c.evidence.is_empty() { "none" }
+                        @else if evidence.is_empty() { ul #evidence .evidence { @for e in &c.evidence { li { code { (e) } } } } }
+                        @else {
+                            ul #evidence .evidence {
+                                @for (e, origin) in &evidence {
+                                    li {
+                                        code { (e) } " "
+                                        @match origin {
+                                            None => span.prov.trusted { "trusted" },
+                                            Some(o) => span.prov.untrusted title="untrusted content: the provenance gate's class" { "untrusted: " (o) },
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            @if let Some(r) = &review {
+                div.review {
+                    h2 { "Review" }
+                    dl.facts {
+                        dt { "Verdict" } dd { (r.status) " by " (r.reviewer) @if let Some(res) = &r.resolution { " (" (res) ")" } }
+                        dt { "Reason" } dd { (views::reasons(r.reason.as_deref().unwrap_or("—"))) }
+                        dt { "Tier" } dd { (r.tier) }
+                        dt { "Priority" } dd { (format!("{:.2}", r.priority)) }
+                        dt { "Similarity" } dd { @if let Some(s) = r.similarity { (format!("{s:.3}")) } @else { "—" } }
+                        dt { "Policy version" } dd { (r.policy_version) }
+                        dt { "Reviewed" } dd { (r.reviewed_at) }
+                        @if let Some(n) = &r.notes { dt { "Notes" } dd.notes { (n) } }
+                    }
+                }
+            }
+        }
         p.nav {
             a href="/queue" { "Back to the queue" }
             " · "
@@ -751,6 +758,29 @@ pub async fn candidate(ctx: Ctx, Path(id): Path<String>) -> Result<Response, App
         }
     };
     Ok(ctx.page(&format!("Candidate {}", c.id), body))
+}
+
+/// One side of the word diff: the words of `text` (which `words` are slices of, in order), the
+/// differing ones in `<mark>`, with the whitespace between them as `text` has it, so that line
+/// breaks survive (the text is shown pre-wrap) and no space is added at the end.
+fn diff_side(text: &str, words: &[diff::Word<'_>]) -> Markup {
+    let base = text.as_ptr() as usize;
+    let mut at = 0;
+    let mut parts: Vec<(&str, &diff::Word<'_>)> = Vec::with_capacity(words.len());
+    for w in words {
+        let start = (w.text.as_ptr() as usize).wrapping_sub(base);
+        let gap = match text.get(at..start) {
+            Some(g) if start + w.text.len() <= text.len() => {
+                at = start + w.text.len();
+                g
+            }
+            // not a slice of text (never, with diff::words): a plain space between words
+            _ if parts.is_empty() => "",
+            _ => " ",
+        };
+        parts.push((gap, w));
+    }
+    html! { @for (gap, w) in &parts { (gap) @if w.changed { mark { (w.text) } } @else { (w.text) } } }
 }
 
 #[derive(Deserialize, Default)]
@@ -782,6 +812,15 @@ pub async fn decide(ctx: Ctx, Path((id, what)): Path<(String, String)>, Form(f):
     let result: Result<String, AppError> = async {
         let mut g = ctx.conn().await?;
         let tx = db::begin(g.as_mut().expect("connected"), Some(&tenant)).await?;
+        // another tenant's candidate is not found, like an unknown id, also when the role holds a
+        // grant for that tenant (the functions would refuse it with 42501, "not the pinned tenant")
+        let here: bool = tx
+            .query_one("SELECT EXISTS (SELECT 1 FROM memory_fabric.candidates WHERE id = $1 AND tenant_id = $2)", &[&id, &tenant])
+            .await?
+            .get(0);
+        if !here {
+            return Err(AppError::NotFound { what: "candidate", id: id.clone() });
+        }
         let done = match what.as_str() {
             "approve" => {
                 let r = tx.query_one("SELECT id FROM memory_fabric.approve($1, $2, $3)", &[&id, &by, &notes]).await?;
@@ -876,6 +915,17 @@ mod tests {
         assert!(!html.contains("<script>") && !html.contains("<img") && !html.contains("<b>"), "{html}");
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{html}");
         assert!(html.contains("/candidates/mc_%22%3E%3Cscript%3Ex%3C%2Fscript%3E"), "{html}");
+    }
+
+    #[test]
+    fn a_diff_side_keeps_the_texts_whitespace_and_escapes() {
+        let (a, b) = ("Ships  from Oslo.\nPays <b>by</b> card.", "Ships from Bergen.\nPays <b>by</b> card.");
+        let (left, right) = diff::words(a, b);
+        assert_eq!(diff_side(a, &left).into_string(), "Ships  from <mark>Oslo.</mark>\nPays &lt;b&gt;by&lt;/b&gt; card.");
+        assert_eq!(diff_side(b, &right).into_string(), "Ships from <mark>Bergen.</mark>\nPays &lt;b&gt;by&lt;/b&gt; card.");
+        // words that are not slices of the text are joined by spaces
+        let other = [diff::Word { text: "a", changed: false }, diff::Word { text: "b", changed: true }];
+        assert_eq!(diff_side("zz", &other).into_string(), "a <mark>b</mark>");
     }
 
     #[test]

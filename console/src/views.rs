@@ -27,6 +27,8 @@ pub fn page(title: &str, chrome: Option<&Chrome<'_>>, flash: Option<&Flash>, bod
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · memory_fabric console" }
+                // no icon: without this line the browser asks for /favicon.ico, a 404, every page
+                link rel="icon" href="data:,";
                 link rel="stylesheet" href=(CSS_URL);
                 script src=(JS_URL) defer {}
             }
@@ -130,6 +132,11 @@ pub fn clip(s: &str, n: usize) -> String {
     }
 }
 
+/// A review's reasons, `a;b`, as `a; b`: a table cell may then wrap between them.
+pub fn reasons(s: &str) -> String {
+    s.replace(';', "; ")
+}
+
 /// A path segment, percent-encoded (ids are plain, but nothing relies on it).
 pub fn seg(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -180,5 +187,6 @@ mod tests {
         assert_eq!(clip("héllo", 2), "hé…");
         assert_eq!(clip("hé", 2), "hé");
         assert_eq!(seg("mc_1/../x y"), "mc_1%2F..%2Fx%20y");
+        assert_eq!(reasons("contradiction:fact;operator_source"), "contradiction:fact; operator_source");
     }
 }

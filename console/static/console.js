@@ -7,7 +7,8 @@
 // and Enter opens it. They are ignored while typing in a field.
 //
 // The live queue: an EventSource on /queue/events; on "queued" (and on every (re)connection) the
-// page fetches /queue/rows as JSON with its filters and inserts the rows it lacks.
+// page fetches /queue/rows as JSON with its filters and inserts the rows it lacks. When the stream
+// fails it says so, reconnects every 3 seconds, and goes to the sign-in page if the session ended.
 "use strict";
 (function () {
   function typing(e) {
@@ -52,7 +53,7 @@
     tr.setAttribute("data-href", r.href);
     cell(tr, r.age, "age");
     cell(tr, r.tier);
-    cell(tr, r.reason);
+    cell(tr, r.reason, "reason");
     cell(tr, r.verdict);
     cell(tr, r.source);
     cell(tr, r.actor);
@@ -72,6 +73,14 @@
     var status = document.getElementById("live-status");
     if (!tbody || !window.EventSource || !window.fetch) return;
     var es = null;
+    // once the page is being left (a form posted, a link followed), the stream's end is not news:
+    // signing out ends it before the next page arrives, and a refresh() then would go to the
+    // sign-in page by itself, cancelling the navigation under way
+    var leaving = false;
+    window.addEventListener("beforeunload", function () {
+      leaving = true;
+      if (es) es.close();
+    });
 
     function say(text, on) {
       if (!status) return;
@@ -103,16 +112,25 @@
         if (!seen[id]) have[id].classList.add("gone");
       });
       var count = document.getElementById("queue-count");
-      if (count) count.textContent = data.total + " waiting in all";
+      // as the server writes it (pages.rs, queue_body): the tenant's total, and how many rows
+      // the filters let through, or that only the oldest 1,000 are shown
+      var n = data.rows.length;
+      if (count) {
+        count.textContent = data.total + " waiting in all" +
+          (n >= 1000 ? "; showing the oldest " + n : n !== data.total ? "; " + n + " match the filters" : "");
+      }
       var empty = document.getElementById("queue-empty");
       if (empty) empty.hidden = data.rows.length > 0;
       if (added) say("live · " + added + " new", true);
     }
 
     function refresh() {
+      if (leaving) return;
       fetch("/queue/rows" + window.location.search, { credentials: "same-origin", headers: { Accept: "application/json" } })
         .then(function (resp) {
-          if (resp.redirected && /\/signin/.test(resp.url)) { window.location.reload(); throw new Error("signed out"); }
+          // the session ended (signed out elsewhere, expired, the role's password changed): show
+          // the sign-in page with its reason
+          if (resp.redirected && /\/signin(\?|$)/.test(resp.url)) { window.location.assign(resp.url); throw new Error("signed out"); }
           if (!resp.ok) throw new Error("status " + resp.status);
           return resp.json();
         })
@@ -125,8 +143,12 @@
       es.addEventListener("ready", function () { say("live", true); refresh(); });
       es.addEventListener("queued", refresh);
       es.onerror = function () {
+        if (leaving) return;
         say("live updates paused — reconnecting", false);
         es.close();
+        // the stream also fails when the session has ended (the events URL then redirects to the
+        // sign-in page): a fetch of the rows tells, and goes there
+        refresh();
         window.setTimeout(connect, 3000);
       };
     }
