@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything memory_fabric needs on a Debian 12 machine, idempotently:
 # PostgreSQL 15 and build prerequisites (openssl: the throwaway certificates of tests/mcp/test_tls.py;
-# chromium and chromium-driver: the console's browser tests, tests/console), pgvector 0.8.0 (from Debian's source
+# chromium and chromium-driver: the console's browser tests, tests/console; PL/Proxy and
+# pg_auto_failover: the fleet, scripts/fleet.sh), pgvector 0.8.0 (from Debian's source
 # package when no `vector` extension is installed), cargo-pgrx and `cargo pgrx init`, and the
 # semantic embedder's weights (scripts/install_model.sh).
 # Each step checks first and is skipped when its result is already there.
@@ -10,7 +11,8 @@ set -euo pipefail
 
 pkgs=(postgresql-$MF_PG_MAJOR postgresql-server-dev-$MF_PG_MAJOR postgresql-contrib
       libclang-dev clang dpkg-dev pkg-config libipc-run-perl sudo make openssl
-      chromium chromium-driver)
+      chromium chromium-driver
+      postgresql-$MF_PG_MAJOR-plproxy postgresql-$MF_PG_MAJOR-auto-failover pg-auto-failover-cli)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

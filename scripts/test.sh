@@ -17,6 +17,8 @@
 #               client as ordinary roles (tests/mcp/run.sh)
 #      console  the operator's console (console/) in Debian's headless Chromium, driven by Selenium
 #               as ordinary roles, on a PostgreSQL instance of its own (tests/console/run.sh)
+#      fleet    a throwaway 2-shard fleet behind the PL/Proxy router (router/, scripts/fleet.sh):
+#               routing, pins, four eyes, isolation, a shard down (tests/fleet/run.sh)
 #      docs     every SQL block of README.md runs and prints what the README shows (tests/docs)
 #   7. bench    a seconds-long smoke of the benchmark (bench/run.sh --smoke)
 # Exits non-zero if any layer fails; ends with a "N passed, N failed" line.
@@ -165,6 +167,12 @@ fi
 if want console; then
   cluster_ready   # for `cargo pgrx install`; the layer starts its own PostgreSQL instance
   tap_layer console bash "$MF_ROOT/tests/console/run.sh"
+fi
+
+# the fleet: shards behind the PL/Proxy router, as ordinary roles (tests/fleet/run.sh)
+if want fleet; then
+  cluster_ready   # for `cargo pgrx install` and router/gen.py --check; the fleet has its own instances
+  tap_layer fleet bash "$MF_ROOT/tests/fleet/run.sh"
 fi
 
 # the client examples, each asserting its results (examples/run.sh)

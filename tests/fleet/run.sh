@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The fleet's first test (router/DESIGN.md): a throwaway 2-shard fleet of its own (its own
+# directory under $MF_STATE and its own ports, so a developer's fleet is not touched), the
+# router checks of test_router.py through it, then everything stopped and removed.
+#   bash tests/fleet/run.sh            (needs memory_fabric installed: cargo pgrx install)
+# Set MF_FLEET_KEEP=1 to keep the fleet afterwards for a look (scripts/fleet.sh status|psql).
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+. "$MF_ROOT/clients/python/tests/env.sh"
+export MF_FLEET_DIR=${MF_FLEET_TEST_DIR:-$MF_STATE/fleet-test}
+export MF_FLEET_PORT=${MF_FLEET_TEST_PORT:-56500}
+fleet() { bash "$MF_ROOT/scripts/fleet.sh" "$@"; }
+cleanup() {
+  local rc=$?
+  if [ "${MF_FLEET_KEEP:-0}" != 1 ]; then
+    fleet stop || true
+    rm -rf "$MF_FLEET_DIR"
+  fi
+  exit $rc
+}
+trap cleanup EXIT
+# the router's generated scripts are those of the memory_fabric this build installs: every public
+# function routed, with its signature (router/gen.py --check against a scratch database)
+mf_psql -d postgres -q -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS mf_router_check" -c "CREATE DATABASE mf_router_check"
+mf_psql -d mf_router_check -q -c "SET client_min_messages = warning" -c "CREATE EXTENSION memory_fabric CASCADE"
+if python3 "$MF_ROOT/router/gen.py" --check "host=$MF_PGHOST port=$MF_PGPORT user=$MF_PGUSER dbname=mf_router_check"; then
+  echo "ok - router/ is generated from this build's memory_fabric"
+else
+  echo "not ok - router/ is generated from this build's memory_fabric"; gen_rc=1
+fi
+mf_psql -d postgres -q -c "DROP DATABASE mf_router_check"
+if [ -d "$MF_FLEET_DIR" ] && [ "${MF_FLEET_KEEP:-0}" != 1 ]; then fleet stop || true; rm -rf "$MF_FLEET_DIR"; fi
+fleet start --shards 2
+fleet start --shards 2     # idempotent: a second start changes nothing
+fleet status
+eval "$(fleet env)"
+export MF_PG_BINDIR MF_PGUSER
+"$MF_PY" "$MF_ROOT/tests/fleet/test_router.py"
+exit ${gen_rc:-0}
