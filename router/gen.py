@@ -18,6 +18,10 @@ schema memory_fabric (and the batch functions its procedures call):
                memory_fabric.f(<f's arguments, defaults and result, unchanged>)  LANGUAGE plpgsql,
                SECURITY INVOKER: checks the pin, finds the shard, calls _p_f, and gives the shard's
                error back as the shard raised it (or a clear 08006 when the shard is unreachable)
+
+and two static sections: SHARD_MOVE (memory_fabric_shard.retired, _serve, which every wrapper
+calls first, and the move_* functions) and ROUTER_MOVE (memory_fabric_router.move_tenant(),
+erase_moved_copy() and their PL/Proxy functions): moving a tenant, router/DESIGN.md §7.
 """
 
 from __future__ import annotations
@@ -144,13 +148,15 @@ GRANT USAGE ON SCHEMA memory_fabric_shard TO PUBLIC;
 CREATE TABLE memory_fabric_shard.identity (only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
                                            shard integer NOT NULL, cluster text NOT NULL);
 GRANT SELECT ON memory_fabric_shard.identity TO PUBLIC;
-"""]
+""", SHARD_MOVE]
     for f in funcs:
         if f["kind"] != "f":
             continue
         name, types = f["name"], f["intypes"]
         params = ", ".join(["pin text"] + types)
         args = call_args(len(types), 2)
+        names = (f["argnames"] or [])[: f["nin"]]
+        tenant_arg = f"${names.index('tenant_id') + 2}" if "tenant_id" in names else "NULL"
         if f["retset"] or f["rettyp"] == "c" or f["result"].startswith("TABLE("):
             sel = f"SELECT * FROM memory_fabric.{ident(name)}({args})"
         else:
@@ -160,6 +166,7 @@ CREATE FUNCTION memory_fabric_shard.{ident(name)}({params})
 RETURNS {f['result']}
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, {tenant_arg});
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 {sel};
 $fn$;
@@ -174,6 +181,7 @@ CREATE FUNCTION memory_fabric_shard.read_{rel}(pin text)
 RETURNS SETOF memory_fabric.{rel}
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.{rel};
 $fn$;
@@ -225,8 +233,12 @@ SELECT count(*)::integer FROM pg_catalog.pg_foreign_server s, pg_catalog.unnest(
 WHERE s.srvname = 'memory_fabric' AND o ~ '^p[0-9]+='
 $fn$;
 
--- The shard of a tenant: the directory, else the hash default. A tenant being moved (paused) waits
--- until the move flips the directory (memory_fabric_router.pause_timeout, default 30 s), then 55000.
+-- The shard of a tenant: the directory, else the hash default. Every routed call takes the
+-- tenant's advisory lock shared (pg_advisory_xact_lock_shared(1296452178, hashtext(tenant)), held
+-- until the router transaction ends); a move takes it exclusive to drain the tenant's calls.
+-- A tenant being moved (paused, or its lock held by the move) waits until the move flips the
+-- directory (memory_fabric_router.pause_timeout, default 30 s), then 55000. A transaction that
+-- holds the lock already (an earlier call of it) goes on: the move waits for it.
 CREATE FUNCTION memory_fabric_router.shard_for(p_tenant text) RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $fn$
@@ -236,6 +248,7 @@ DECLARE
     p boolean;
     t0 timestamptz := pg_catalog.clock_timestamp();
     wait_ms integer := coalesce(nullif(pg_catalog.current_setting('memory_fabric_router.pause_timeout', true), '')::integer, 30000);
+    k integer := hashtext(p_tenant);
 BEGIN
     IF n = 0 THEN
         RAISE EXCEPTION 'the memory_fabric cluster has no shards'
@@ -243,10 +256,18 @@ BEGIN
     END IF;
     LOOP
         SELECT t.shard, t.paused INTO s, p FROM memory_fabric_router.tenants t WHERE t.tenant_id = p_tenant;
-        IF NOT FOUND THEN
-            RETURN abs(hashtext(p_tenant) % n);
+        IF (NOT FOUND OR NOT p OR EXISTS (
+                SELECT 1 FROM pg_catalog.pg_locks l
+                WHERE l.locktype = 'advisory' AND l.pid = pg_catalog.pg_backend_pid() AND l.granted
+                  AND l.classid = 1296452178::oid AND l.objid = k::oid AND l.objsubid = 2))
+           AND pg_catalog.pg_try_advisory_xact_lock_shared(1296452178, k) THEN
+            -- read again under the lock: a move flips the directory before it lets go of the lock
+            SELECT t.shard INTO s FROM memory_fabric_router.tenants t WHERE t.tenant_id = p_tenant;
+            IF NOT FOUND THEN
+                RETURN abs(hashtext(p_tenant) % n);
+            END IF;
+            EXIT;
         END IF;
-        EXIT WHEN NOT p;
         IF pg_catalog.clock_timestamp() - t0 > wait_ms * interval '1 millisecond' THEN
             RAISE EXCEPTION 'tenant "%" is being moved to another shard', p_tenant
                 USING ERRCODE = '55000', DETAIL = 'Its writes are paused until the move completes; nothing was written.',
@@ -507,6 +528,7 @@ REVOKE ALL ON FUNCTION memory_fabric.{ident(name)}({f['iargs']}) FROM PUBLIC;"""
         if roles:
             out.append(f"GRANT EXECUTE ON PROCEDURE memory_fabric.{ident(f['name'])}({f['iargs']}) TO {', '.join(roles)};")
     out.append(ROLLUP)
+    out.append(ROUTER_MOVE)
     return "\n".join(out) + "\n"
 
 
@@ -568,6 +590,658 @@ GRANT EXECUTE ON FUNCTION memory_fabric_router.metrics_rollup() TO memory_fabric
 --   CREATE SERVER memory_fabric FOREIGN DATA WRAPPER plproxy OPTIONS (modular_mapping '1', p0 '…', …);
 --   CREATE USER MAPPING FOR PUBLIC SERVER memory_fabric;
 --   GRANT USAGE ON FOREIGN SERVER memory_fabric TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+"""
+SHARD_MOVE = r"""
+-- ---------------------------------------------------------------------------------------------
+-- Moving a tenant (router/DESIGN.md §7): the shard's half. The router's
+-- memory_fabric_router.move_tenant() calls these through PL/Proxy as its caller, a superuser (the
+-- extension's owner on every shard): they read and write the extension's tables as the owner,
+-- who may INSERT and sees every row; no trigger is disabled to copy. Nobody else may run them.
+
+-- A tenant this shard does not serve: 'moving' (its copy is being moved away: frozen), 'moved'
+-- (retired: the tenant lives on to_shard now; erased_at once the old copy was erased) or
+-- 'incoming' (a copy being written here, served once the move flips the router's directory).
+-- Every routed call checks it (memory_fabric_shard._serve), so a stale router, or a router
+-- transaction that read the directory before the move, cannot write to a retired copy.
+CREATE TABLE memory_fabric_shard.retired (
+    tenant_id text PRIMARY KEY,
+    state     text NOT NULL CHECK (state IN ('moving', 'moved', 'incoming')),
+    to_shard  integer NOT NULL,
+    since     timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+    erased_at timestamptz
+);
+REVOKE ALL ON memory_fabric_shard.retired FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('memory_fabric_shard.retired', '');
+
+CREATE FUNCTION memory_fabric_shard._serve(pin text, tenant text) RETURNS void
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE r memory_fabric_shard.retired;
+BEGIN
+    SELECT * INTO r FROM memory_fabric_shard.retired x WHERE x.tenant_id = pin OR x.tenant_id = tenant LIMIT 1;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    IF r.state = 'moved' THEN
+        RAISE EXCEPTION 'tenant "%" has moved to shard %', r.tenant_id, r.to_shard
+            USING ERRCODE = '55000',
+                  DETAIL = pg_catalog.format('Shard %s no longer serves it (since %s); nothing was written.',
+                                             (SELECT i.shard FROM memory_fabric_shard.identity i), r.since),
+                  HINT = 'Retry through the router, in a new transaction.';
+    END IF;
+    RAISE EXCEPTION 'tenant "%" is being moved to another shard', r.tenant_id
+        USING ERRCODE = '55000', DETAIL = 'Its writes are paused until the move completes; nothing was written.',
+              HINT = 'Retry in a moment.';
+END
+$fn$;
+REVOKE ALL ON FUNCTION memory_fabric_shard._serve(text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_shard._serve(text, text)
+    TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+
+CREATE FUNCTION memory_fabric_shard._move_owner() RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
+        RAISE EXCEPTION 'only a superuser moves a tenant' USING ERRCODE = '42501';
+    END IF;
+END
+$fn$;
+
+-- The tables of a tenant, in the order a copy inserts them (referenced rows first), and the
+-- key each is read in: scope_versions holds no tenant column, its rows are the scopes (tenant,
+-- user) of the tenant's promoted memories; locks and secrets hold nothing of a tenant.
+CREATE FUNCTION memory_fabric_shard.move_tables() RETURNS TABLE (ord integer, tbl text, key text)
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+VALUES (1, 'policies', 'version'), (2, 'embedding_models', 'model'), (3, 'consents', 'id'), (4, 'candidates', 'id'),
+       (5, 'reviews', 'id'), (6, 'decisions', 'id'), (7, 'promoted_memory', 'id'), (8, 'tenant_grants', 'id'),
+       (9, 'events', 'id'), (10, 'recall_log', 'id'), (11, 'scope_versions', 'key')
+$fn$;
+
+CREATE FUNCTION memory_fabric_shard._move_where(tbl text, tenant text) RETURNS text
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT CASE tbl WHEN 'scope_versions' THEN pg_catalog.format(
+    'x.key IN (SELECT DISTINCT memory_fabric._scope_version_key(p.tenant_id, p.user_id) '
+    'FROM memory_fabric.promoted_memory p WHERE p.tenant_id = %L)', tenant)
+    ELSE pg_catalog.format('x.tenant_id = %L', tenant) END
+$fn$;
+
+-- A row as the copy carries it and the digest reads it: every column but the generated one
+-- (embedding_bits, computed again on insert) and, for the digest, the node's own role OID.
+CREATE FUNCTION memory_fabric_shard._move_rows_sql(tbl text, tenant text) RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT pg_catalog.format('SELECT pg_catalog.to_jsonb(x) - ''embedding_bits'' AS j, x.%I AS k FROM memory_fabric.%I x WHERE %s',
+                         t.key, t.tbl, memory_fabric_shard._move_where(t.tbl, tenant))
+FROM memory_fabric_shard.move_tables() t WHERE t.tbl = _move_rows_sql.tbl
+$fn$;
+
+-- Policy versions are numbered per database (one sequence for every tenant), so a tenant's
+-- version numbers may be taken on the target. The map {source version: target version} that
+-- the copy applies to policies.version and to candidates' and reviews' policy_version:
+-- * the tenant's own versions keep their numbers when none is taken on the target; else all of
+--   them get new numbers past the target's, in the same order (so the newest stays newest);
+-- * a '*' (default) version its rows name maps to the target's '*' version with the same body
+--   (version 1, the built-in default, is the same everywhere; set_policy('*') through the router
+--   writes every shard); none with that body: the move is refused.
+-- Event payloads keep the source's numbers (history as written); the move's event has the map.
+CREATE FUNCTION memory_fabric_shard.move_policies(tenant text) RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    PERFORM memory_fabric_shard._move_owner();
+    RETURN pg_catalog.jsonb_build_object(
+        'own', (SELECT coalesce(pg_catalog.jsonb_agg(p.version ORDER BY p.version), '[]')
+                FROM memory_fabric.policies p WHERE p.tenant_id = tenant),
+        'star', (SELECT coalesce(pg_catalog.jsonb_object_agg(p.version::text, p.body), '{}')
+                 FROM memory_fabric.policies p
+                 WHERE p.tenant_id = '*' AND p.version IN (
+                     SELECT c.policy_version FROM memory_fabric.candidates c WHERE c.tenant_id = tenant
+                     UNION SELECT r.policy_version FROM memory_fabric.reviews r WHERE r.tenant_id = tenant)),
+        'dangling', (SELECT coalesce(pg_catalog.jsonb_agg(DISTINCT v), '[]') FROM (
+                     SELECT c.policy_version AS v FROM memory_fabric.candidates c WHERE c.tenant_id = tenant
+                     UNION SELECT r.policy_version FROM memory_fabric.reviews r WHERE r.tenant_id = tenant) u
+                     WHERE NOT EXISTS (SELECT 1 FROM memory_fabric.policies p WHERE p.version = u.v)));
+END
+$fn$;
+
+CREATE FUNCTION memory_fabric_shard.move_policy_map(tenant text, src jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    m jsonb := '{}';
+    v integer;
+    w integer;
+    base integer;
+    k text;
+    b jsonb;
+BEGIN
+    PERFORM memory_fabric_shard._move_owner();
+    IF EXISTS (SELECT 1 FROM pg_catalog.jsonb_array_elements_text(src -> 'own') o
+               JOIN memory_fabric.policies p ON p.version = o::integer) THEN
+        base := GREATEST(pg_catalog.nextval('memory_fabric.policy_versions'),
+                         (SELECT pg_catalog.max(p.version) + 1 FROM memory_fabric.policies p))::integer;
+        FOR v IN SELECT o::integer FROM pg_catalog.jsonb_array_elements_text(src -> 'own') o ORDER BY 1 LOOP
+            m := m || pg_catalog.jsonb_build_object(v::text, base);
+            base := base + 1;
+        END LOOP;
+        PERFORM pg_catalog.setval('memory_fabric.policy_versions', base - 1);
+    ELSE
+        SELECT coalesce(pg_catalog.jsonb_object_agg(o, o::integer), '{}') INTO m
+        FROM pg_catalog.jsonb_array_elements_text(src -> 'own') o;
+    END IF;
+    FOR k, b IN SELECT * FROM pg_catalog.jsonb_each(src -> 'star') LOOP
+        SELECT p.version INTO w FROM memory_fabric.policies p WHERE p.tenant_id = '*' AND p.body = b
+        ORDER BY p.version = k::integer DESC, p.version DESC LIMIT 1;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'the default policy version % of the source shard has no match on shard %', k,
+                    (SELECT i.shard FROM memory_fabric_shard.identity i)
+                USING ERRCODE = '55000',
+                      DETAIL = 'The tenant''s candidates or reviews were decided under a default (''*'') policy whose body no ''*'' version of the target has.',
+                      HINT = 'Set the default policy through the router (memory_fabric.set_policy(''*'', …) writes every shard), or on the target as its owner, then move again.';
+        END IF;
+        m := m || pg_catalog.jsonb_build_object(k, w);
+    END LOOP;
+    RETURN m;
+END
+$fn$;
+
+-- What this shard holds of a tenant: rows per table, its tombstone, the extension's version.
+CREATE FUNCTION memory_fabric_shard.move_census(tenant text)
+RETURNS TABLE (shard integer, version text, state text, rows bigint)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE t text; n bigint; total bigint := 0;
+BEGIN
+    PERFORM memory_fabric_shard._move_owner();
+    FOR t IN SELECT m.tbl FROM memory_fabric_shard.move_tables() m WHERE m.tbl <> 'scope_versions' LOOP
+        EXECUTE pg_catalog.format('SELECT count(*) FROM memory_fabric.%I x WHERE %s', t, memory_fabric_shard._move_where(t, tenant)) INTO n;
+        total := total + n;
+    END LOOP;
+    RETURN QUERY SELECT (SELECT i.shard FROM memory_fabric_shard.identity i),
+                        (SELECT e.extversion::text FROM pg_catalog.pg_extension e WHERE e.extname = 'memory_fabric'),
+                        (SELECT r.state FROM memory_fabric_shard.retired r WHERE r.tenant_id = tenant), total;
+END
+$fn$;
+
+-- Marks the tenant on this shard: 'moving' (the source, frozen), 'moved' (the source, retired),
+-- 'incoming' (the target, until it serves); NULL state: serve it (the target at the flip, or the
+-- source again when a move fails).
+CREATE FUNCTION memory_fabric_shard.move_mark(tenant text, new_state text, to_shard integer) RETURNS text
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    PERFORM memory_fabric_shard._move_owner();
+    IF new_state IS NULL THEN
+        DELETE FROM memory_fabric_shard.retired r WHERE r.tenant_id = tenant;
+    ELSE
+        INSERT INTO memory_fabric_shard.retired AS r (tenant_id, state, to_shard) VALUES (tenant, new_state, to_shard)
+        ON CONFLICT (tenant_id) DO UPDATE SET state = excluded.state, to_shard = excluded.to_shard,
+                                              since = excluded.since, erased_at = NULL;
+    END IF;
+    RETURN new_state;
+END
+$fn$;
+
+-- One batch of a table's rows of the tenant, in key order, after the key `after` (NULL: from the start).
+CREATE FUNCTION memory_fabric_shard.move_export(tenant text, tbl text, after text, batch integer) RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE r jsonb;
+BEGIN
+    PERFORM memory_fabric_shard._move_owner();
+    EXECUTE pg_catalog.format('SELECT coalesce(pg_catalog.jsonb_agg(s.j ORDER BY s.k), ''[]'') FROM (%s AND (%L::text IS NULL OR x.%I > %L) ORDER BY x.%I LIMIT %s) s',
+                              memory_fabric_shard._move_rows_sql(tbl, tenant), after,
+                              (SELECT m.key FROM memory_fabric_shard.move_tables() m WHERE m.tbl = move_export.tbl),
+                              CASE WHEN tbl = 'policies' THEN coalesce(after, '0')::integer::text ELSE after END,
+                              (SELECT m.key FROM memory_fabric_shard.move_tables() m WHERE m.tbl = move_export.tbl), batch)
+    INTO r;
+    RETURN r;
+END
+$fn$;
+
+-- A row with the policy map applied (the source's rows, as the target holds them).
+CREATE FUNCTION memory_fabric_shard._move_map(tbl text, j jsonb, pmap jsonb) RETURNS jsonb
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT CASE
+    WHEN tbl = 'policies' AND pmap ? (j ->> 'version') THEN pg_catalog.jsonb_set(j, '{version}', pmap -> (j ->> 'version'))
+    WHEN tbl IN ('candidates', 'reviews') AND pmap ? (j ->> 'policy_version')
+        THEN pg_catalog.jsonb_set(j, '{policy_version}', pmap -> (j ->> 'policy_version'))
+    ELSE j END
+$fn$;
+
+-- Inserts a batch here (the target, marked 'incoming'), as the owner: the guards allow inserts.
+-- Grants are bound to this node's OID of the role of the same name (a revoked grant of a role
+-- that does not exist here keeps no OID; an active one is refused). scope_versions rows replace
+-- the versions the insert of the promoted memories made (its ALWAYS trigger), so reviews decided
+-- on the source find their scope unchanged.
+CREATE FUNCTION memory_fabric_shard.move_import(tenant text, tbl text, rows jsonb, pmap jsonb) RETURNS integer
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    cols text;
+    n integer;
+    bad text;
+BEGIN
+    PERFORM memory_fabric_shard._move_owner();
+    IF NOT EXISTS (SELECT 1 FROM memory_fabric_shard.retired r WHERE r.tenant_id = tenant AND r.state = 'incoming') THEN
+        RAISE EXCEPTION 'tenant "%" is not being moved to this shard', tenant USING ERRCODE = '55000';
+    END IF;
+    IF tbl <> 'scope_versions' AND EXISTS (SELECT 1 FROM pg_catalog.jsonb_array_elements(rows) e WHERE e ->> 'tenant_id' IS DISTINCT FROM tenant) THEN
+        RAISE EXCEPTION 'a row of another tenant in the copy of "%"', tenant USING ERRCODE = 'XX000';
+    END IF;
+    IF tbl = 'tenant_grants' THEN
+        SELECT e ->> 'role_name' INTO bad FROM pg_catalog.jsonb_array_elements(rows) e
+        WHERE e ->> 'revoked_at' IS NULL AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname = e ->> 'role_name')
+        LIMIT 1;
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'role "%" holds a grant on tenant "%" and does not exist on shard %', bad, tenant,
+                    (SELECT i.shard FROM memory_fabric_shard.identity i)
+                USING ERRCODE = '42704', HINT = 'Roles have the same names on every node: create it there, then move again.';
+        END IF;
+        SELECT coalesce(pg_catalog.jsonb_agg(e || pg_catalog.jsonb_build_object('role_oid',
+                   (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = e ->> 'role_name'))), '[]')
+        INTO rows FROM pg_catalog.jsonb_array_elements(rows) e;
+    ELSIF tbl IN ('policies', 'candidates', 'reviews') THEN
+        SELECT coalesce(pg_catalog.jsonb_agg(memory_fabric_shard._move_map(tbl, e, pmap)), '[]')
+        INTO rows FROM pg_catalog.jsonb_array_elements(rows) e;
+    END IF;
+    SELECT pg_catalog.string_agg(pg_catalog.quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO cols
+    FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid = pg_catalog.format('memory_fabric.%I', tbl)::regclass AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '';
+    EXECUTE pg_catalog.format('INSERT INTO memory_fabric.%I AS t (%s) SELECT %s FROM pg_catalog.jsonb_populate_recordset(NULL::memory_fabric.%I, $1)%s',
+                              tbl, cols, cols, tbl,
+                              CASE WHEN tbl = 'scope_versions' THEN ' ON CONFLICT (key) DO UPDATE SET version = excluded.version, changes = excluded.changes' ELSE '' END)
+    USING rows;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$fn$;
+
+-- Each table's rows of the tenant: their number and the MD5 of their text, in key order, with
+-- the policy map applied (on the source) and without the node's own role OIDs.
+CREATE FUNCTION memory_fabric_shard.move_digest(tenant text, pmap jsonb)
+RETURNS TABLE (ord integer, tbl text, rows bigint, md5 text)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE t record; n bigint; h text;
+BEGIN
+    PERFORM memory_fabric_shard._move_owner();
+    FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m ORDER BY m.ord LOOP
+        EXECUTE pg_catalog.format('SELECT count(*), pg_catalog.md5(coalesce(pg_catalog.string_agg((memory_fabric_shard._move_map(%L, s.j, $1) - ''role_oid'')::text, E''\n'' ORDER BY s.k), '''')) FROM (%s) s',
+                                  t.tbl, memory_fabric_shard._move_rows_sql(t.tbl, tenant))
+        INTO n, h USING coalesce(pmap, '{}');
+        ord := t.ord; tbl := t.tbl; rows := n; md5 := h;
+        RETURN NEXT;
+    END LOOP;
+END
+$fn$;
+
+-- Writes an event of the tenant here (the move's record, in the tenant's own history).
+CREATE FUNCTION memory_fabric_shard.move_event(tenant text, kind text, payload jsonb) RETURNS text
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE id text := 'ev_' || pg_catalog.replace(pg_catalog.gen_random_uuid()::text, '-', '');
+BEGIN
+    PERFORM memory_fabric_shard._move_owner();
+    INSERT INTO memory_fabric.events (id, tenant_id, kind, subject_id, actor, payload, actor_role)
+    VALUES (id, tenant, kind, NULL, 'memory_fabric_router.move_tenant', payload, current_user);
+    RETURN id;
+END
+$fn$;
+
+-- Erases this shard's copy of a tenant that moved away ('moved') or whose incoming copy a failed
+-- move left ('incoming'): the only way rows leave the extension's tables. The append-only guards
+-- refuse every DELETE, the owner's included, so this function, in one transaction, disables each
+-- table's guard_delete, deletes the tenant's rows and enables the guard again (ENABLE ALWAYS):
+-- ALTER TABLE holds each table's ACCESS EXCLUSIVE lock until the commit, so no other transaction
+-- ever runs while a guard is off (the shard's other tenants wait for the erasure instead).
+-- Returns the rows deleted per table; the tombstone keeps erased_at.
+CREATE FUNCTION memory_fabric_shard.move_erase(tenant text) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    t record;
+    n bigint;
+    out jsonb := '{}';
+    keys uuid[];
+BEGIN
+    PERFORM memory_fabric_shard._move_owner();
+    IF NOT EXISTS (SELECT 1 FROM memory_fabric_shard.retired r WHERE r.tenant_id = tenant AND r.state IN ('moved', 'incoming')) THEN
+        RAISE EXCEPTION 'shard % serves tenant "%": only a copy that moved away is erased', (SELECT i.shard FROM memory_fabric_shard.identity i), tenant
+            USING ERRCODE = '55000';
+    END IF;
+    SELECT pg_catalog.array_agg(DISTINCT memory_fabric._scope_version_key(p.tenant_id, p.user_id)) INTO keys
+    FROM memory_fabric.promoted_memory p WHERE p.tenant_id = tenant;
+    FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m WHERE m.tbl <> 'scope_versions' ORDER BY m.ord LOOP
+        EXECUTE pg_catalog.format('ALTER TABLE memory_fabric.%I DISABLE TRIGGER guard_delete', t.tbl);
+    END LOOP;
+    FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m WHERE m.tbl <> 'scope_versions' ORDER BY m.ord DESC LOOP
+        EXECUTE pg_catalog.format('DELETE FROM memory_fabric.%I x WHERE x.tenant_id = %L', t.tbl, tenant);
+        GET DIAGNOSTICS n = ROW_COUNT;
+        out := out || pg_catalog.jsonb_build_object(t.tbl, n);
+    END LOOP;
+    FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m WHERE m.tbl <> 'scope_versions' ORDER BY m.ord LOOP
+        EXECUTE pg_catalog.format('ALTER TABLE memory_fabric.%I ENABLE ALWAYS TRIGGER guard_delete', t.tbl);
+    END LOOP;
+    DELETE FROM memory_fabric.scope_versions v WHERE v.key = ANY (coalesce(keys, '{}'));
+    GET DIAGNOSTICS n = ROW_COUNT;
+    out := out || pg_catalog.jsonb_build_object('scope_versions', n);
+    UPDATE memory_fabric_shard.retired r SET erased_at = pg_catalog.clock_timestamp() WHERE r.tenant_id = tenant;
+    -- a failed move's incoming copy: nothing is left to refuse
+    DELETE FROM memory_fabric_shard.retired r WHERE r.tenant_id = tenant AND r.state = 'incoming';
+    RETURN out;
+END
+$fn$;
+
+REVOKE ALL ON FUNCTION memory_fabric_shard._move_owner(), memory_fabric_shard.move_tables(),
+    memory_fabric_shard._move_where(text, text), memory_fabric_shard._move_rows_sql(text, text),
+    memory_fabric_shard.move_policies(text), memory_fabric_shard.move_policy_map(text, jsonb),
+    memory_fabric_shard.move_census(text), memory_fabric_shard.move_mark(text, text, integer),
+    memory_fabric_shard.move_export(text, text, text, integer), memory_fabric_shard._move_map(text, jsonb, jsonb),
+    memory_fabric_shard.move_import(text, text, jsonb, jsonb), memory_fabric_shard.move_digest(text, jsonb),
+    memory_fabric_shard.move_event(text, text, jsonb), memory_fabric_shard.move_erase(text) FROM PUBLIC;
+"""
+
+ROUTER_MOVE = r"""
+-- ---------------------------------------------------------------------------------------------
+-- Moving a tenant (router/DESIGN.md §7). The shard functions it calls are the companion's
+-- memory_fabric_shard.move_*, superuser only there; these proxies connect as the caller, so only
+-- a superuser's call does anything (the procedure refuses others first).
+CREATE FUNCTION memory_fabric_router._p_move_census(part_no integer, tenant text)
+RETURNS TABLE (shard integer, version text, state text, rows bigint)
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.move_census(tenant);
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_move_policies(part_no integer, tenant text) RETURNS jsonb
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON part_no;
+    SELECT memory_fabric_shard.move_policies(tenant);
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_move_policy_map(part_no integer, tenant text, src jsonb) RETURNS jsonb
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON part_no;
+    SELECT memory_fabric_shard.move_policy_map(tenant, src);
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_move_mark(part_no integer, tenant text, new_state text, to_shard integer) RETURNS text
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON part_no;
+    SELECT memory_fabric_shard.move_mark(tenant, new_state, to_shard);
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_move_export(part_no integer, tenant text, tbl text, after text, batch integer) RETURNS jsonb
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON part_no;
+    SELECT memory_fabric_shard.move_export(tenant, tbl, after, batch);
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_move_import(part_no integer, tenant text, tbl text, rows jsonb, pmap jsonb) RETURNS integer
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON part_no;
+    SELECT memory_fabric_shard.move_import(tenant, tbl, rows, pmap);
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_move_digest(part_no integer, tenant text, pmap jsonb)
+RETURNS TABLE (ord integer, tbl text, rows bigint, md5 text)
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.move_digest(tenant, pmap);
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_move_event(part_no integer, tenant text, kind text, payload jsonb) RETURNS text
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON part_no;
+    SELECT memory_fabric_shard.move_event(tenant, kind, payload);
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_move_erase(part_no integer, tenant text) RETURNS jsonb
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON part_no;
+    SELECT memory_fabric_shard.move_erase(tenant);
+$fn$;
+
+CREATE FUNCTION memory_fabric_router._move_superuser() RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
+        RAISE EXCEPTION 'only a superuser moves a tenant' USING ERRCODE = '42501',
+            DETAIL = 'The move reads and writes every table of the tenant on both shards as their owner.';
+    END IF;
+END
+$fn$;
+
+-- The digests of both copies, as one object {table: [rows, md5]}.
+CREATE FUNCTION memory_fabric_router._move_digests(p_shard integer, p_tenant text, pmap jsonb) RETURNS jsonb
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT pg_catalog.jsonb_object_agg(d.tbl, pg_catalog.jsonb_build_array(d.rows, d.md5))
+FROM memory_fabric_router._p_move_digest(p_shard, p_tenant, pmap) d
+$fn$;
+
+-- Moves a tenant with its whole history to another shard (router/DESIGN.md §7):
+--   CALL memory_fabric_router.move_tenant('acme', 1);                      -- keeps the retired copy
+--   CALL memory_fabric_router.move_tenant('acme', 1, erase_old => true);   -- and erases it
+-- Run by a superuser, outside a transaction block (it commits between its steps). Returns a report.
+-- 1 pause: the directory lists the tenant, paused (committed): new routed calls wait in shard_for.
+-- 2 drain: the exclusive advisory lock of the tenant, which every routed call holds shared until
+--   its router transaction ends: once held, no call of the tenant is in flight on the old shard.
+--   Not within memory_fabric_router.drain_timeout (ms, default 10000): unpaused, 55000.
+-- 3 freeze: the old shard marks the tenant 'moving' (a stale route there is refused), the new one
+--   'incoming'.
+-- 4 copy every table's rows, in batches, as the owner (INSERT only), policy versions mapped.
+-- 5 verify: per table, row count and MD5 of the rows in key order, on both shards; any difference
+--   fails the move.
+-- 6 flip: the new shard serves, the old one retires the tenant ('moved': it refuses it from now
+--   on), the directory says the new shard, unpaused, in one router commit; the lock is released.
+-- 7 record the move as an event of the tenant on the new shard; erase the old copy on request.
+-- A failure at 3-6 serves the tenant on the old shard again, erases the partial copy on the new
+-- one, unpauses, and raises the error: nothing is lost, the tenant stays where it was.
+CREATE PROCEDURE memory_fabric_router.move_tenant(p_tenant text, p_to_shard integer, erase_old boolean DEFAULT false,
+                                                 INOUT report jsonb DEFAULT NULL)
+LANGUAGE plpgsql
+AS $fn$
+DECLARE
+    n integer := memory_fabric_router.shard_count();
+    lock_class constant integer := 1296452178;
+    drain_ms integer := coalesce(nullif(pg_catalog.current_setting('memory_fabric_router.drain_timeout', true), '')::integer, 10000);
+    batch_rows integer := coalesce(nullif(pg_catalog.current_setting('memory_fabric_router.move_batch', true), '')::integer, 500);
+    tables constant text[] := ARRAY['policies', 'embedding_models', 'consents', 'candidates', 'reviews', 'decisions',
+                                    'promoted_memory', 'tenant_grants', 'events', 'recall_log', 'scope_versions'];
+    keys constant text[] := ARRAY['version', 'model', 'id', 'id', 'id', 'id', 'id', 'id', 'id', 'id', 'key'];
+    v_from integer;
+    d_shard integer;
+    d_paused boolean;
+    src record;
+    dst record;
+    pol jsonb;
+    pmap jsonb := '{}';
+    copied jsonb := '{}';
+    batch jsonb;
+    after text;
+    i integer;
+    k integer;
+    d_src jsonb;
+    d_dst jsonb;
+    bad text;
+    failed boolean := false;
+    marked boolean := false;
+    st text; msg text; det text; hnt text;
+    cleanup text;
+    t_pause timestamptz;
+    t_flip timestamptz;
+    erased jsonb;
+BEGIN
+    PERFORM memory_fabric_router._move_superuser();
+    IF p_tenant IS NULL OR p_tenant IN ('', '*') THEN
+        RAISE EXCEPTION 'move_tenant needs a tenant' USING ERRCODE = '22023';
+    END IF;
+    IF p_to_shard IS NULL OR p_to_shard < 0 OR p_to_shard >= n THEN
+        RAISE EXCEPTION 'there is no shard % (the cluster has % shards)', p_to_shard, n USING ERRCODE = '22023';
+    END IF;
+    SELECT t.shard, t.paused INTO d_shard, d_paused FROM memory_fabric_router.tenants t WHERE t.tenant_id = p_tenant;
+    IF d_paused THEN
+        RAISE EXCEPTION 'tenant "%" is paused: another move of it is under way, or one stopped half-way', p_tenant
+            USING ERRCODE = '55000',
+                  HINT = 'Wait for the other move. After a crashed move: see each shard''s memory_fabric_shard.retired and move_census(), then set paused = false.';
+    END IF;
+    v_from := coalesce(d_shard, abs(hashtext(p_tenant) % n));
+    IF v_from = p_to_shard THEN
+        report := pg_catalog.jsonb_build_object('tenant', p_tenant, 'from', v_from, 'to', p_to_shard, 'moved', false);
+        RAISE NOTICE 'tenant "%" is on shard % already', p_tenant, p_to_shard;
+        RETURN;
+    END IF;
+    SELECT * INTO src FROM memory_fabric_router._p_move_census(v_from, p_tenant);
+    SELECT * INTO dst FROM memory_fabric_router._p_move_census(p_to_shard, p_tenant);
+    IF src.shard IS DISTINCT FROM v_from OR dst.shard IS DISTINCT FROM p_to_shard THEN
+        RAISE EXCEPTION 'partitions % and % of the server are shards % and %', v_from, p_to_shard, src.shard, dst.shard
+            USING ERRCODE = 'XX000', HINT = 'Each partition must reach the shard of its number (memory_fabric_shard.identity).';
+    END IF;
+    IF src.version IS DISTINCT FROM dst.version THEN
+        RAISE EXCEPTION 'shard % runs memory_fabric %, shard % runs %', v_from, src.version, p_to_shard, dst.version
+            USING ERRCODE = '55000', HINT = 'Update both to the same version first.';
+    END IF;
+    IF src.state IS NOT NULL THEN
+        RAISE EXCEPTION 'shard % does not serve tenant "%" (%)', v_from, p_tenant, src.state USING ERRCODE = '55000';
+    END IF;
+    IF dst.rows > 0 OR dst.state IS NOT NULL AND dst.state <> 'moved' THEN
+        RAISE EXCEPTION 'shard % holds % rows of tenant "%" (%)', p_to_shard, dst.rows, p_tenant, coalesce(dst.state, 'served')
+            USING ERRCODE = '55000',
+                  HINT = pg_catalog.format('A copy an earlier move left there: erase it with SELECT memory_fabric_router.erase_moved_copy(%L, %s).', p_tenant, p_to_shard);
+    END IF;
+
+    -- 1. pause
+    INSERT INTO memory_fabric_router.tenants AS t (tenant_id, shard, paused) VALUES (p_tenant, v_from, true)
+    ON CONFLICT (tenant_id) DO UPDATE SET paused = true;
+    COMMIT;
+    t_pause := pg_catalog.clock_timestamp();
+    -- 2. drain
+    BEGIN
+        PERFORM pg_catalog.set_config('lock_timeout', drain_ms || 'ms', true);
+        PERFORM pg_catalog.pg_advisory_lock(lock_class, hashtext(p_tenant));
+        PERFORM pg_catalog.set_config('lock_timeout', '0', true);
+    EXCEPTION WHEN lock_not_available THEN
+        failed := true;
+    END;
+    IF failed THEN
+        UPDATE memory_fabric_router.tenants t SET paused = false WHERE t.tenant_id = p_tenant;
+        COMMIT;
+        RAISE EXCEPTION 'tenant "%" was not moved: its calls did not drain within % ms', p_tenant, drain_ms
+            USING ERRCODE = '55000', DETAIL = 'A router transaction of the tenant stayed open; the tenant is served on its shard again.',
+                  HINT = 'Retry, or raise memory_fabric_router.drain_timeout.';
+    END IF;
+
+    BEGIN
+        -- 3. freeze
+        marked := true;
+        PERFORM memory_fabric_router._p_move_mark(v_from, p_tenant, 'moving', p_to_shard);
+        PERFORM memory_fabric_router._p_move_mark(p_to_shard, p_tenant, 'incoming', p_to_shard);
+        -- 4. copy
+        pol := memory_fabric_router._p_move_policies(v_from, p_tenant);
+        IF pol -> 'dangling' <> '[]' THEN
+            RAISE EXCEPTION 'rows of tenant "%" name policy versions % that shard % does not hold', p_tenant, pol -> 'dangling', v_from
+                USING ERRCODE = 'XX000';
+        END IF;
+        pmap := memory_fabric_router._p_move_policy_map(p_to_shard, p_tenant, pol);
+        FOR i IN 1 .. pg_catalog.array_length(tables, 1) LOOP
+            after := NULL;
+            LOOP
+                batch := memory_fabric_router._p_move_export(v_from, p_tenant, tables[i], after, batch_rows);
+                EXIT WHEN pg_catalog.jsonb_array_length(batch) = 0;
+                k := memory_fabric_router._p_move_import(p_to_shard, p_tenant, tables[i], batch, pmap);
+                copied := copied || pg_catalog.jsonb_build_object(tables[i], coalesce((copied ->> tables[i])::integer, 0) + k);
+                after := batch -> -1 ->> keys[i];
+                EXIT WHEN pg_catalog.jsonb_array_length(batch) < batch_rows;
+            END LOOP;
+        END LOOP;
+        -- 5. verify
+        d_src := memory_fabric_router._move_digests(v_from, p_tenant, pmap);
+        d_dst := memory_fabric_router._move_digests(p_to_shard, p_tenant, '{}');
+        SELECT pg_catalog.string_agg(pg_catalog.format('%s: %s rows %s on shard %s, %s rows %s on shard %s', s.key,
+                   s.value -> 0, s.value ->> 1, v_from, d_dst -> s.key -> 0, d_dst -> s.key ->> 1, p_to_shard), '; ')
+        INTO bad FROM pg_catalog.jsonb_each(d_src) s WHERE s.value IS DISTINCT FROM d_dst -> s.key;
+        IF bad IS NOT NULL OR d_src IS NULL THEN
+            RAISE EXCEPTION 'the copy of tenant "%" on shard % differs from shard %''s', p_tenant, p_to_shard, v_from
+                USING ERRCODE = 'XX000', DETAIL = coalesce(bad, 'no digest');
+        END IF;
+        -- 6. flip
+        UPDATE memory_fabric_router.tenants t SET shard = p_to_shard, moved_at = pg_catalog.now(), paused = false
+        WHERE t.tenant_id = p_tenant;
+        PERFORM memory_fabric_router._p_move_mark(p_to_shard, p_tenant, NULL, p_to_shard);
+        PERFORM memory_fabric_router._p_move_mark(v_from, p_tenant, 'moved', p_to_shard);
+    EXCEPTION WHEN OTHERS THEN
+        GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
+        -- a shard's error as the shard raised it, without PL/Proxy's prefixes
+        msg := regexp_replace(msg, '^\S+\(\d+\): \[[^]]*\] REMOTE [A-Z]+: ', '');
+        det := nullif(regexp_replace(coalesce(det, ''), '^Remote detail: ', ''), '');
+        hnt := nullif(regexp_replace(coalesce(hnt, ''), '^Remote hint: ', ''), '');
+        failed := true;
+    END;
+    IF failed THEN
+        BEGIN
+            PERFORM memory_fabric_router._p_move_mark(v_from, p_tenant, NULL, v_from);
+            PERFORM memory_fabric_router._p_move_mark(p_to_shard, p_tenant, 'incoming', p_to_shard);
+            PERFORM memory_fabric_router._p_move_erase(p_to_shard, p_tenant);
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS cleanup = MESSAGE_TEXT;
+        END;
+        UPDATE memory_fabric_router.tenants t SET paused = false WHERE t.tenant_id = p_tenant;
+        COMMIT;
+        PERFORM pg_catalog.pg_advisory_unlock(lock_class, hashtext(p_tenant));
+        RAISE EXCEPTION 'tenant "%" was not moved: %', p_tenant, msg
+            USING ERRCODE = st,
+                  DETAIL = concat_ws(' ', det, CASE WHEN cleanup IS NULL THEN 'It is served on shard ' || v_from || ' again; the partial copy was erased.'
+                                                    ELSE 'Cleaning up failed too: ' || cleanup END),
+                  HINT = coalesce(hnt, 'The tenant is where it was: fix the cause and move it again.');
+    END IF;
+    COMMIT;
+    t_flip := pg_catalog.clock_timestamp();
+    PERFORM pg_catalog.pg_advisory_unlock(lock_class, hashtext(p_tenant));
+
+    -- 7. the record, and the old copy
+    report := pg_catalog.jsonb_build_object('tenant', p_tenant, 'from', v_from, 'to', p_to_shard, 'moved', true,
+        'rows', copied, 'digest', d_dst, 'policy_versions', pmap,
+        'paused_ms', round(extract(epoch FROM t_flip - t_pause) * 1000, 1), 'flipped_at', t_flip);
+    PERFORM memory_fabric_router._p_move_event(p_to_shard, p_tenant, 'memory.tenant_moved', report);
+    IF erase_old THEN
+        erased := memory_fabric_router._p_move_erase(v_from, p_tenant);
+        report := report || pg_catalog.jsonb_build_object('erased', erased);
+        PERFORM memory_fabric_router._p_move_event(p_to_shard, p_tenant, 'memory.tenant_old_copy_erased',
+            pg_catalog.jsonb_build_object('shard', v_from, 'rows', erased));
+    END IF;
+    RAISE NOTICE 'tenant "%" moved from shard % to shard % (paused % ms)%', p_tenant, v_from, p_to_shard,
+        report ->> 'paused_ms', CASE WHEN erase_old THEN '; the old copy is erased' ELSE '; the old copy is retired' END;
+END
+$fn$;
+
+-- Erases the copy of a tenant that a move left on a shard (retired, or a failed move's partial
+-- copy): never the shard the directory routes the tenant to. Logged as an event of the tenant.
+CREATE FUNCTION memory_fabric_router.erase_moved_copy(p_tenant text, p_shard integer) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    erased jsonb;
+    here integer;
+BEGIN
+    PERFORM memory_fabric_router._move_superuser();
+    SELECT t.shard INTO here FROM memory_fabric_router.tenants t WHERE t.tenant_id = p_tenant;
+    IF coalesce(here, abs(hashtext(p_tenant) % memory_fabric_router.shard_count())) = p_shard THEN
+        RAISE EXCEPTION 'shard % serves tenant "%"', p_shard, p_tenant USING ERRCODE = '55000';
+    END IF;
+    erased := memory_fabric_router._p_move_erase(p_shard, p_tenant);
+    PERFORM memory_fabric_router._p_move_event(coalesce(here, abs(hashtext(p_tenant) % memory_fabric_router.shard_count())), p_tenant,
+        'memory.tenant_old_copy_erased', pg_catalog.jsonb_build_object('shard', p_shard, 'rows', erased));
+    RETURN erased;
+END
+$fn$;
+
+REVOKE ALL ON FUNCTION memory_fabric_router._p_move_census(integer, text), memory_fabric_router._p_move_policies(integer, text),
+    memory_fabric_router._p_move_policy_map(integer, text, jsonb), memory_fabric_router._p_move_mark(integer, text, text, integer),
+    memory_fabric_router._p_move_export(integer, text, text, text, integer),
+    memory_fabric_router._p_move_import(integer, text, text, jsonb, jsonb), memory_fabric_router._p_move_digest(integer, text, jsonb),
+    memory_fabric_router._p_move_event(integer, text, text, jsonb), memory_fabric_router._p_move_erase(integer, text),
+    memory_fabric_router._move_superuser(), memory_fabric_router._move_digests(integer, text, jsonb),
+    memory_fabric_router.erase_moved_copy(text, integer) FROM PUBLIC;
+REVOKE ALL ON PROCEDURE memory_fabric_router.move_tenant(text, integer, boolean, jsonb) FROM PUBLIC;
 """
 
 if __name__ == "__main__":

@@ -39,8 +39,12 @@ SELECT count(*)::integer FROM pg_catalog.pg_foreign_server s, pg_catalog.unnest(
 WHERE s.srvname = 'memory_fabric' AND o ~ '^p[0-9]+='
 $fn$;
 
--- The shard of a tenant: the directory, else the hash default. A tenant being moved (paused) waits
--- until the move flips the directory (memory_fabric_router.pause_timeout, default 30 s), then 55000.
+-- The shard of a tenant: the directory, else the hash default. Every routed call takes the
+-- tenant's advisory lock shared (pg_advisory_xact_lock_shared(1296452178, hashtext(tenant)), held
+-- until the router transaction ends); a move takes it exclusive to drain the tenant's calls.
+-- A tenant being moved (paused, or its lock held by the move) waits until the move flips the
+-- directory (memory_fabric_router.pause_timeout, default 30 s), then 55000. A transaction that
+-- holds the lock already (an earlier call of it) goes on: the move waits for it.
 CREATE FUNCTION memory_fabric_router.shard_for(p_tenant text) RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $fn$
@@ -50,6 +54,7 @@ DECLARE
     p boolean;
     t0 timestamptz := pg_catalog.clock_timestamp();
     wait_ms integer := coalesce(nullif(pg_catalog.current_setting('memory_fabric_router.pause_timeout', true), '')::integer, 30000);
+    k integer := hashtext(p_tenant);
 BEGIN
     IF n = 0 THEN
         RAISE EXCEPTION 'the memory_fabric cluster has no shards'
@@ -57,10 +62,18 @@ BEGIN
     END IF;
     LOOP
         SELECT t.shard, t.paused INTO s, p FROM memory_fabric_router.tenants t WHERE t.tenant_id = p_tenant;
-        IF NOT FOUND THEN
-            RETURN abs(hashtext(p_tenant) % n);
+        IF (NOT FOUND OR NOT p OR EXISTS (
+                SELECT 1 FROM pg_catalog.pg_locks l
+                WHERE l.locktype = 'advisory' AND l.pid = pg_catalog.pg_backend_pid() AND l.granted
+                  AND l.classid = 1296452178::oid AND l.objid = k::oid AND l.objsubid = 2))
+           AND pg_catalog.pg_try_advisory_xact_lock_shared(1296452178, k) THEN
+            -- read again under the lock: a move flips the directory before it lets go of the lock
+            SELECT t.shard INTO s FROM memory_fabric_router.tenants t WHERE t.tenant_id = p_tenant;
+            IF NOT FOUND THEN
+                RETURN abs(hashtext(p_tenant) % n);
+            END IF;
+            EXIT;
         END IF;
-        EXIT WHEN NOT p;
         IF pg_catalog.clock_timestamp() - t0 > wait_ms * interval '1 millisecond' THEN
             RAISE EXCEPTION 'tenant "%" is being moved to another shard', p_tenant
                 USING ERRCODE = '55000', DETAIL = 'Its writes are paused until the move completes; nothing was written.',
@@ -1730,4 +1743,301 @@ GRANT EXECUTE ON FUNCTION memory_fabric_router.metrics_rollup() TO memory_fabric
 --   CREATE SERVER memory_fabric FOREIGN DATA WRAPPER plproxy OPTIONS (modular_mapping '1', p0 '…', …);
 --   CREATE USER MAPPING FOR PUBLIC SERVER memory_fabric;
 --   GRANT USAGE ON FOREIGN SERVER memory_fabric TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+
+
+-- ---------------------------------------------------------------------------------------------
+-- Moving a tenant (router/DESIGN.md §7). The shard functions it calls are the companion's
+-- memory_fabric_shard.move_*, superuser only there; these proxies connect as the caller, so only
+-- a superuser's call does anything (the procedure refuses others first).
+CREATE FUNCTION memory_fabric_router._p_move_census(part_no integer, tenant text)
+RETURNS TABLE (shard integer, version text, state text, rows bigint)
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.move_census(tenant);
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_move_policies(part_no integer, tenant text) RETURNS jsonb
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON part_no;
+    SELECT memory_fabric_shard.move_policies(tenant);
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_move_policy_map(part_no integer, tenant text, src jsonb) RETURNS jsonb
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON part_no;
+    SELECT memory_fabric_shard.move_policy_map(tenant, src);
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_move_mark(part_no integer, tenant text, new_state text, to_shard integer) RETURNS text
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON part_no;
+    SELECT memory_fabric_shard.move_mark(tenant, new_state, to_shard);
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_move_export(part_no integer, tenant text, tbl text, after text, batch integer) RETURNS jsonb
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON part_no;
+    SELECT memory_fabric_shard.move_export(tenant, tbl, after, batch);
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_move_import(part_no integer, tenant text, tbl text, rows jsonb, pmap jsonb) RETURNS integer
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON part_no;
+    SELECT memory_fabric_shard.move_import(tenant, tbl, rows, pmap);
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_move_digest(part_no integer, tenant text, pmap jsonb)
+RETURNS TABLE (ord integer, tbl text, rows bigint, md5 text)
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.move_digest(tenant, pmap);
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_move_event(part_no integer, tenant text, kind text, payload jsonb) RETURNS text
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON part_no;
+    SELECT memory_fabric_shard.move_event(tenant, kind, payload);
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_move_erase(part_no integer, tenant text) RETURNS jsonb
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON part_no;
+    SELECT memory_fabric_shard.move_erase(tenant);
+$fn$;
+
+CREATE FUNCTION memory_fabric_router._move_superuser() RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
+        RAISE EXCEPTION 'only a superuser moves a tenant' USING ERRCODE = '42501',
+            DETAIL = 'The move reads and writes every table of the tenant on both shards as their owner.';
+    END IF;
+END
+$fn$;
+
+-- The digests of both copies, as one object {table: [rows, md5]}.
+CREATE FUNCTION memory_fabric_router._move_digests(p_shard integer, p_tenant text, pmap jsonb) RETURNS jsonb
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT pg_catalog.jsonb_object_agg(d.tbl, pg_catalog.jsonb_build_array(d.rows, d.md5))
+FROM memory_fabric_router._p_move_digest(p_shard, p_tenant, pmap) d
+$fn$;
+
+-- Moves a tenant with its whole history to another shard (router/DESIGN.md §7):
+--   CALL memory_fabric_router.move_tenant('acme', 1);                      -- keeps the retired copy
+--   CALL memory_fabric_router.move_tenant('acme', 1, erase_old => true);   -- and erases it
+-- Run by a superuser, outside a transaction block (it commits between its steps). Returns a report.
+-- 1 pause: the directory lists the tenant, paused (committed): new routed calls wait in shard_for.
+-- 2 drain: the exclusive advisory lock of the tenant, which every routed call holds shared until
+--   its router transaction ends: once held, no call of the tenant is in flight on the old shard.
+--   Not within memory_fabric_router.drain_timeout (ms, default 10000): unpaused, 55000.
+-- 3 freeze: the old shard marks the tenant 'moving' (a stale route there is refused), the new one
+--   'incoming'.
+-- 4 copy every table's rows, in batches, as the owner (INSERT only), policy versions mapped.
+-- 5 verify: per table, row count and MD5 of the rows in key order, on both shards; any difference
+--   fails the move.
+-- 6 flip: the new shard serves, the old one retires the tenant ('moved': it refuses it from now
+--   on), the directory says the new shard, unpaused, in one router commit; the lock is released.
+-- 7 record the move as an event of the tenant on the new shard; erase the old copy on request.
+-- A failure at 3-6 serves the tenant on the old shard again, erases the partial copy on the new
+-- one, unpauses, and raises the error: nothing is lost, the tenant stays where it was.
+CREATE PROCEDURE memory_fabric_router.move_tenant(p_tenant text, p_to_shard integer, erase_old boolean DEFAULT false,
+                                                 INOUT report jsonb DEFAULT NULL)
+LANGUAGE plpgsql
+AS $fn$
+DECLARE
+    n integer := memory_fabric_router.shard_count();
+    lock_class constant integer := 1296452178;
+    drain_ms integer := coalesce(nullif(pg_catalog.current_setting('memory_fabric_router.drain_timeout', true), '')::integer, 10000);
+    batch_rows integer := coalesce(nullif(pg_catalog.current_setting('memory_fabric_router.move_batch', true), '')::integer, 500);
+    tables constant text[] := ARRAY['policies', 'embedding_models', 'consents', 'candidates', 'reviews', 'decisions',
+                                    'promoted_memory', 'tenant_grants', 'events', 'recall_log', 'scope_versions'];
+    keys constant text[] := ARRAY['version', 'model', 'id', 'id', 'id', 'id', 'id', 'id', 'id', 'id', 'key'];
+    v_from integer;
+    d_shard integer;
+    d_paused boolean;
+    src record;
+    dst record;
+    pol jsonb;
+    pmap jsonb := '{}';
+    copied jsonb := '{}';
+    batch jsonb;
+    after text;
+    i integer;
+    k integer;
+    d_src jsonb;
+    d_dst jsonb;
+    bad text;
+    failed boolean := false;
+    marked boolean := false;
+    st text; msg text; det text; hnt text;
+    cleanup text;
+    t_pause timestamptz;
+    t_flip timestamptz;
+    erased jsonb;
+BEGIN
+    PERFORM memory_fabric_router._move_superuser();
+    IF p_tenant IS NULL OR p_tenant IN ('', '*') THEN
+        RAISE EXCEPTION 'move_tenant needs a tenant' USING ERRCODE = '22023';
+    END IF;
+    IF p_to_shard IS NULL OR p_to_shard < 0 OR p_to_shard >= n THEN
+        RAISE EXCEPTION 'there is no shard % (the cluster has % shards)', p_to_shard, n USING ERRCODE = '22023';
+    END IF;
+    SELECT t.shard, t.paused INTO d_shard, d_paused FROM memory_fabric_router.tenants t WHERE t.tenant_id = p_tenant;
+    IF d_paused THEN
+        RAISE EXCEPTION 'tenant "%" is paused: another move of it is under way, or one stopped half-way', p_tenant
+            USING ERRCODE = '55000',
+                  HINT = 'Wait for the other move. After a crashed move: see each shard''s memory_fabric_shard.retired and move_census(), then set paused = false.';
+    END IF;
+    v_from := coalesce(d_shard, abs(hashtext(p_tenant) % n));
+    IF v_from = p_to_shard THEN
+        report := pg_catalog.jsonb_build_object('tenant', p_tenant, 'from', v_from, 'to', p_to_shard, 'moved', false);
+        RAISE NOTICE 'tenant "%" is on shard % already', p_tenant, p_to_shard;
+        RETURN;
+    END IF;
+    SELECT * INTO src FROM memory_fabric_router._p_move_census(v_from, p_tenant);
+    SELECT * INTO dst FROM memory_fabric_router._p_move_census(p_to_shard, p_tenant);
+    IF src.shard IS DISTINCT FROM v_from OR dst.shard IS DISTINCT FROM p_to_shard THEN
+        RAISE EXCEPTION 'partitions % and % of the server are shards % and %', v_from, p_to_shard, src.shard, dst.shard
+            USING ERRCODE = 'XX000', HINT = 'Each partition must reach the shard of its number (memory_fabric_shard.identity).';
+    END IF;
+    IF src.version IS DISTINCT FROM dst.version THEN
+        RAISE EXCEPTION 'shard % runs memory_fabric %, shard % runs %', v_from, src.version, p_to_shard, dst.version
+            USING ERRCODE = '55000', HINT = 'Update both to the same version first.';
+    END IF;
+    IF src.state IS NOT NULL THEN
+        RAISE EXCEPTION 'shard % does not serve tenant "%" (%)', v_from, p_tenant, src.state USING ERRCODE = '55000';
+    END IF;
+    IF dst.rows > 0 OR dst.state IS NOT NULL AND dst.state <> 'moved' THEN
+        RAISE EXCEPTION 'shard % holds % rows of tenant "%" (%)', p_to_shard, dst.rows, p_tenant, coalesce(dst.state, 'served')
+            USING ERRCODE = '55000',
+                  HINT = pg_catalog.format('A copy an earlier move left there: erase it with SELECT memory_fabric_router.erase_moved_copy(%L, %s).', p_tenant, p_to_shard);
+    END IF;
+
+    -- 1. pause
+    INSERT INTO memory_fabric_router.tenants AS t (tenant_id, shard, paused) VALUES (p_tenant, v_from, true)
+    ON CONFLICT (tenant_id) DO UPDATE SET paused = true;
+    COMMIT;
+    t_pause := pg_catalog.clock_timestamp();
+    -- 2. drain
+    BEGIN
+        PERFORM pg_catalog.set_config('lock_timeout', drain_ms || 'ms', true);
+        PERFORM pg_catalog.pg_advisory_lock(lock_class, hashtext(p_tenant));
+        PERFORM pg_catalog.set_config('lock_timeout', '0', true);
+    EXCEPTION WHEN lock_not_available THEN
+        failed := true;
+    END;
+    IF failed THEN
+        UPDATE memory_fabric_router.tenants t SET paused = false WHERE t.tenant_id = p_tenant;
+        COMMIT;
+        RAISE EXCEPTION 'tenant "%" was not moved: its calls did not drain within % ms', p_tenant, drain_ms
+            USING ERRCODE = '55000', DETAIL = 'A router transaction of the tenant stayed open; the tenant is served on its shard again.',
+                  HINT = 'Retry, or raise memory_fabric_router.drain_timeout.';
+    END IF;
+
+    BEGIN
+        -- 3. freeze
+        marked := true;
+        PERFORM memory_fabric_router._p_move_mark(v_from, p_tenant, 'moving', p_to_shard);
+        PERFORM memory_fabric_router._p_move_mark(p_to_shard, p_tenant, 'incoming', p_to_shard);
+        -- 4. copy
+        pol := memory_fabric_router._p_move_policies(v_from, p_tenant);
+        IF pol -> 'dangling' <> '[]' THEN
+            RAISE EXCEPTION 'rows of tenant "%" name policy versions % that shard % does not hold', p_tenant, pol -> 'dangling', v_from
+                USING ERRCODE = 'XX000';
+        END IF;
+        pmap := memory_fabric_router._p_move_policy_map(p_to_shard, p_tenant, pol);
+        FOR i IN 1 .. pg_catalog.array_length(tables, 1) LOOP
+            after := NULL;
+            LOOP
+                batch := memory_fabric_router._p_move_export(v_from, p_tenant, tables[i], after, batch_rows);
+                EXIT WHEN pg_catalog.jsonb_array_length(batch) = 0;
+                k := memory_fabric_router._p_move_import(p_to_shard, p_tenant, tables[i], batch, pmap);
+                copied := copied || pg_catalog.jsonb_build_object(tables[i], coalesce((copied ->> tables[i])::integer, 0) + k);
+                after := batch -> -1 ->> keys[i];
+                EXIT WHEN pg_catalog.jsonb_array_length(batch) < batch_rows;
+            END LOOP;
+        END LOOP;
+        -- 5. verify
+        d_src := memory_fabric_router._move_digests(v_from, p_tenant, pmap);
+        d_dst := memory_fabric_router._move_digests(p_to_shard, p_tenant, '{}');
+        SELECT pg_catalog.string_agg(pg_catalog.format('%s: %s rows %s on shard %s, %s rows %s on shard %s', s.key,
+                   s.value -> 0, s.value ->> 1, v_from, d_dst -> s.key -> 0, d_dst -> s.key ->> 1, p_to_shard), '; ')
+        INTO bad FROM pg_catalog.jsonb_each(d_src) s WHERE s.value IS DISTINCT FROM d_dst -> s.key;
+        IF bad IS NOT NULL OR d_src IS NULL THEN
+            RAISE EXCEPTION 'the copy of tenant "%" on shard % differs from shard %''s', p_tenant, p_to_shard, v_from
+                USING ERRCODE = 'XX000', DETAIL = coalesce(bad, 'no digest');
+        END IF;
+        -- 6. flip
+        UPDATE memory_fabric_router.tenants t SET shard = p_to_shard, moved_at = pg_catalog.now(), paused = false
+        WHERE t.tenant_id = p_tenant;
+        PERFORM memory_fabric_router._p_move_mark(p_to_shard, p_tenant, NULL, p_to_shard);
+        PERFORM memory_fabric_router._p_move_mark(v_from, p_tenant, 'moved', p_to_shard);
+    EXCEPTION WHEN OTHERS THEN
+        GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
+        -- a shard's error as the shard raised it, without PL/Proxy's prefixes
+        msg := regexp_replace(msg, '^\S+\(\d+\): \[[^]]*\] REMOTE [A-Z]+: ', '');
+        det := nullif(regexp_replace(coalesce(det, ''), '^Remote detail: ', ''), '');
+        hnt := nullif(regexp_replace(coalesce(hnt, ''), '^Remote hint: ', ''), '');
+        failed := true;
+    END;
+    IF failed THEN
+        BEGIN
+            PERFORM memory_fabric_router._p_move_mark(v_from, p_tenant, NULL, v_from);
+            PERFORM memory_fabric_router._p_move_mark(p_to_shard, p_tenant, 'incoming', p_to_shard);
+            PERFORM memory_fabric_router._p_move_erase(p_to_shard, p_tenant);
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS cleanup = MESSAGE_TEXT;
+        END;
+        UPDATE memory_fabric_router.tenants t SET paused = false WHERE t.tenant_id = p_tenant;
+        COMMIT;
+        PERFORM pg_catalog.pg_advisory_unlock(lock_class, hashtext(p_tenant));
+        RAISE EXCEPTION 'tenant "%" was not moved: %', p_tenant, msg
+            USING ERRCODE = st,
+                  DETAIL = concat_ws(' ', det, CASE WHEN cleanup IS NULL THEN 'It is served on shard ' || v_from || ' again; the partial copy was erased.'
+                                                    ELSE 'Cleaning up failed too: ' || cleanup END),
+                  HINT = coalesce(hnt, 'The tenant is where it was: fix the cause and move it again.');
+    END IF;
+    COMMIT;
+    t_flip := pg_catalog.clock_timestamp();
+    PERFORM pg_catalog.pg_advisory_unlock(lock_class, hashtext(p_tenant));
+
+    -- 7. the record, and the old copy
+    report := pg_catalog.jsonb_build_object('tenant', p_tenant, 'from', v_from, 'to', p_to_shard, 'moved', true,
+        'rows', copied, 'digest', d_dst, 'policy_versions', pmap,
+        'paused_ms', round(extract(epoch FROM t_flip - t_pause) * 1000, 1), 'flipped_at', t_flip);
+    PERFORM memory_fabric_router._p_move_event(p_to_shard, p_tenant, 'memory.tenant_moved', report);
+    IF erase_old THEN
+        erased := memory_fabric_router._p_move_erase(v_from, p_tenant);
+        report := report || pg_catalog.jsonb_build_object('erased', erased);
+        PERFORM memory_fabric_router._p_move_event(p_to_shard, p_tenant, 'memory.tenant_old_copy_erased',
+            pg_catalog.jsonb_build_object('shard', v_from, 'rows', erased));
+    END IF;
+    RAISE NOTICE 'tenant "%" moved from shard % to shard % (paused % ms)%', p_tenant, v_from, p_to_shard,
+        report ->> 'paused_ms', CASE WHEN erase_old THEN '; the old copy is erased' ELSE '; the old copy is retired' END;
+END
+$fn$;
+
+-- Erases the copy of a tenant that a move left on a shard (retired, or a failed move's partial
+-- copy): never the shard the directory routes the tenant to. Logged as an event of the tenant.
+CREATE FUNCTION memory_fabric_router.erase_moved_copy(p_tenant text, p_shard integer) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    erased jsonb;
+    here integer;
+BEGIN
+    PERFORM memory_fabric_router._move_superuser();
+    SELECT t.shard INTO here FROM memory_fabric_router.tenants t WHERE t.tenant_id = p_tenant;
+    IF coalesce(here, abs(hashtext(p_tenant) % memory_fabric_router.shard_count())) = p_shard THEN
+        RAISE EXCEPTION 'shard % serves tenant "%"', p_shard, p_tenant USING ERRCODE = '55000';
+    END IF;
+    erased := memory_fabric_router._p_move_erase(p_shard, p_tenant);
+    PERFORM memory_fabric_router._p_move_event(coalesce(here, abs(hashtext(p_tenant) % memory_fabric_router.shard_count())), p_tenant,
+        'memory.tenant_old_copy_erased', pg_catalog.jsonb_build_object('shard', p_shard, 'rows', erased));
+    RETURN erased;
+END
+$fn$;
+
+REVOKE ALL ON FUNCTION memory_fabric_router._p_move_census(integer, text), memory_fabric_router._p_move_policies(integer, text),
+    memory_fabric_router._p_move_policy_map(integer, text, jsonb), memory_fabric_router._p_move_mark(integer, text, text, integer),
+    memory_fabric_router._p_move_export(integer, text, text, text, integer),
+    memory_fabric_router._p_move_import(integer, text, text, jsonb, jsonb), memory_fabric_router._p_move_digest(integer, text, jsonb),
+    memory_fabric_router._p_move_event(integer, text, text, jsonb), memory_fabric_router._p_move_erase(integer, text),
+    memory_fabric_router._move_superuser(), memory_fabric_router._move_digests(integer, text, jsonb),
+    memory_fabric_router.erase_moved_copy(text, integer) FROM PUBLIC;
+REVOKE ALL ON PROCEDURE memory_fabric_router.move_tenant(text, integer, boolean, jsonb) FROM PUBLIC;
 

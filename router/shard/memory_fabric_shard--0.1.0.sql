@@ -16,10 +16,365 @@ CREATE TABLE memory_fabric_shard.identity (only_row boolean PRIMARY KEY DEFAULT 
 GRANT SELECT ON memory_fabric_shard.identity TO PUBLIC;
 
 
+-- ---------------------------------------------------------------------------------------------
+-- Moving a tenant (router/DESIGN.md §7): the shard's half. The router's
+-- memory_fabric_router.move_tenant() calls these through PL/Proxy as its caller, a superuser (the
+-- extension's owner on every shard): they read and write the extension's tables as the owner,
+-- who may INSERT and sees every row; no trigger is disabled to copy. Nobody else may run them.
+
+-- A tenant this shard does not serve: 'moving' (its copy is being moved away: frozen), 'moved'
+-- (retired: the tenant lives on to_shard now; erased_at once the old copy was erased) or
+-- 'incoming' (a copy being written here, served once the move flips the router's directory).
+-- Every routed call checks it (memory_fabric_shard._serve), so a stale router, or a router
+-- transaction that read the directory before the move, cannot write to a retired copy.
+CREATE TABLE memory_fabric_shard.retired (
+    tenant_id text PRIMARY KEY,
+    state     text NOT NULL CHECK (state IN ('moving', 'moved', 'incoming')),
+    to_shard  integer NOT NULL,
+    since     timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+    erased_at timestamptz
+);
+REVOKE ALL ON memory_fabric_shard.retired FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('memory_fabric_shard.retired', '');
+
+CREATE FUNCTION memory_fabric_shard._serve(pin text, tenant text) RETURNS void
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE r memory_fabric_shard.retired;
+BEGIN
+    SELECT * INTO r FROM memory_fabric_shard.retired x WHERE x.tenant_id = pin OR x.tenant_id = tenant LIMIT 1;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    IF r.state = 'moved' THEN
+        RAISE EXCEPTION 'tenant "%" has moved to shard %', r.tenant_id, r.to_shard
+            USING ERRCODE = '55000',
+                  DETAIL = pg_catalog.format('Shard %s no longer serves it (since %s); nothing was written.',
+                                             (SELECT i.shard FROM memory_fabric_shard.identity i), r.since),
+                  HINT = 'Retry through the router, in a new transaction.';
+    END IF;
+    RAISE EXCEPTION 'tenant "%" is being moved to another shard', r.tenant_id
+        USING ERRCODE = '55000', DETAIL = 'Its writes are paused until the move completes; nothing was written.',
+              HINT = 'Retry in a moment.';
+END
+$fn$;
+REVOKE ALL ON FUNCTION memory_fabric_shard._serve(text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_shard._serve(text, text)
+    TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+
+CREATE FUNCTION memory_fabric_shard._move_owner() RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
+        RAISE EXCEPTION 'only a superuser moves a tenant' USING ERRCODE = '42501';
+    END IF;
+END
+$fn$;
+
+-- The tables of a tenant, in the order a copy inserts them (referenced rows first), and the
+-- key each is read in: scope_versions holds no tenant column, its rows are the scopes (tenant,
+-- user) of the tenant's promoted memories; locks and secrets hold nothing of a tenant.
+CREATE FUNCTION memory_fabric_shard.move_tables() RETURNS TABLE (ord integer, tbl text, key text)
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+VALUES (1, 'policies', 'version'), (2, 'embedding_models', 'model'), (3, 'consents', 'id'), (4, 'candidates', 'id'),
+       (5, 'reviews', 'id'), (6, 'decisions', 'id'), (7, 'promoted_memory', 'id'), (8, 'tenant_grants', 'id'),
+       (9, 'events', 'id'), (10, 'recall_log', 'id'), (11, 'scope_versions', 'key')
+$fn$;
+
+CREATE FUNCTION memory_fabric_shard._move_where(tbl text, tenant text) RETURNS text
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT CASE tbl WHEN 'scope_versions' THEN pg_catalog.format(
+    'x.key IN (SELECT DISTINCT memory_fabric._scope_version_key(p.tenant_id, p.user_id) '
+    'FROM memory_fabric.promoted_memory p WHERE p.tenant_id = %L)', tenant)
+    ELSE pg_catalog.format('x.tenant_id = %L', tenant) END
+$fn$;
+
+-- A row as the copy carries it and the digest reads it: every column but the generated one
+-- (embedding_bits, computed again on insert) and, for the digest, the node's own role OID.
+CREATE FUNCTION memory_fabric_shard._move_rows_sql(tbl text, tenant text) RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT pg_catalog.format('SELECT pg_catalog.to_jsonb(x) - ''embedding_bits'' AS j, x.%I AS k FROM memory_fabric.%I x WHERE %s',
+                         t.key, t.tbl, memory_fabric_shard._move_where(t.tbl, tenant))
+FROM memory_fabric_shard.move_tables() t WHERE t.tbl = _move_rows_sql.tbl
+$fn$;
+
+-- Policy versions are numbered per database (one sequence for every tenant), so a tenant's
+-- version numbers may be taken on the target. The map {source version: target version} that
+-- the copy applies to policies.version and to candidates' and reviews' policy_version:
+-- * the tenant's own versions keep their numbers when none is taken on the target; else all of
+--   them get new numbers past the target's, in the same order (so the newest stays newest);
+-- * a '*' (default) version its rows name maps to the target's '*' version with the same body
+--   (version 1, the built-in default, is the same everywhere; set_policy('*') through the router
+--   writes every shard); none with that body: the move is refused.
+-- Event payloads keep the source's numbers (history as written); the move's event has the map.
+CREATE FUNCTION memory_fabric_shard.move_policies(tenant text) RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    PERFORM memory_fabric_shard._move_owner();
+    RETURN pg_catalog.jsonb_build_object(
+        'own', (SELECT coalesce(pg_catalog.jsonb_agg(p.version ORDER BY p.version), '[]')
+                FROM memory_fabric.policies p WHERE p.tenant_id = tenant),
+        'star', (SELECT coalesce(pg_catalog.jsonb_object_agg(p.version::text, p.body), '{}')
+                 FROM memory_fabric.policies p
+                 WHERE p.tenant_id = '*' AND p.version IN (
+                     SELECT c.policy_version FROM memory_fabric.candidates c WHERE c.tenant_id = tenant
+                     UNION SELECT r.policy_version FROM memory_fabric.reviews r WHERE r.tenant_id = tenant)),
+        'dangling', (SELECT coalesce(pg_catalog.jsonb_agg(DISTINCT v), '[]') FROM (
+                     SELECT c.policy_version AS v FROM memory_fabric.candidates c WHERE c.tenant_id = tenant
+                     UNION SELECT r.policy_version FROM memory_fabric.reviews r WHERE r.tenant_id = tenant) u
+                     WHERE NOT EXISTS (SELECT 1 FROM memory_fabric.policies p WHERE p.version = u.v)));
+END
+$fn$;
+
+CREATE FUNCTION memory_fabric_shard.move_policy_map(tenant text, src jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    m jsonb := '{}';
+    v integer;
+    w integer;
+    base integer;
+    k text;
+    b jsonb;
+BEGIN
+    PERFORM memory_fabric_shard._move_owner();
+    IF EXISTS (SELECT 1 FROM pg_catalog.jsonb_array_elements_text(src -> 'own') o
+               JOIN memory_fabric.policies p ON p.version = o::integer) THEN
+        base := GREATEST(pg_catalog.nextval('memory_fabric.policy_versions'),
+                         (SELECT pg_catalog.max(p.version) + 1 FROM memory_fabric.policies p))::integer;
+        FOR v IN SELECT o::integer FROM pg_catalog.jsonb_array_elements_text(src -> 'own') o ORDER BY 1 LOOP
+            m := m || pg_catalog.jsonb_build_object(v::text, base);
+            base := base + 1;
+        END LOOP;
+        PERFORM pg_catalog.setval('memory_fabric.policy_versions', base - 1);
+    ELSE
+        SELECT coalesce(pg_catalog.jsonb_object_agg(o, o::integer), '{}') INTO m
+        FROM pg_catalog.jsonb_array_elements_text(src -> 'own') o;
+    END IF;
+    FOR k, b IN SELECT * FROM pg_catalog.jsonb_each(src -> 'star') LOOP
+        SELECT p.version INTO w FROM memory_fabric.policies p WHERE p.tenant_id = '*' AND p.body = b
+        ORDER BY p.version = k::integer DESC, p.version DESC LIMIT 1;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'the default policy version % of the source shard has no match on shard %', k,
+                    (SELECT i.shard FROM memory_fabric_shard.identity i)
+                USING ERRCODE = '55000',
+                      DETAIL = 'The tenant''s candidates or reviews were decided under a default (''*'') policy whose body no ''*'' version of the target has.',
+                      HINT = 'Set the default policy through the router (memory_fabric.set_policy(''*'', …) writes every shard), or on the target as its owner, then move again.';
+        END IF;
+        m := m || pg_catalog.jsonb_build_object(k, w);
+    END LOOP;
+    RETURN m;
+END
+$fn$;
+
+-- What this shard holds of a tenant: rows per table, its tombstone, the extension's version.
+CREATE FUNCTION memory_fabric_shard.move_census(tenant text)
+RETURNS TABLE (shard integer, version text, state text, rows bigint)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE t text; n bigint; total bigint := 0;
+BEGIN
+    PERFORM memory_fabric_shard._move_owner();
+    FOR t IN SELECT m.tbl FROM memory_fabric_shard.move_tables() m WHERE m.tbl <> 'scope_versions' LOOP
+        EXECUTE pg_catalog.format('SELECT count(*) FROM memory_fabric.%I x WHERE %s', t, memory_fabric_shard._move_where(t, tenant)) INTO n;
+        total := total + n;
+    END LOOP;
+    RETURN QUERY SELECT (SELECT i.shard FROM memory_fabric_shard.identity i),
+                        (SELECT e.extversion::text FROM pg_catalog.pg_extension e WHERE e.extname = 'memory_fabric'),
+                        (SELECT r.state FROM memory_fabric_shard.retired r WHERE r.tenant_id = tenant), total;
+END
+$fn$;
+
+-- Marks the tenant on this shard: 'moving' (the source, frozen), 'moved' (the source, retired),
+-- 'incoming' (the target, until it serves); NULL state: serve it (the target at the flip, or the
+-- source again when a move fails).
+CREATE FUNCTION memory_fabric_shard.move_mark(tenant text, new_state text, to_shard integer) RETURNS text
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    PERFORM memory_fabric_shard._move_owner();
+    IF new_state IS NULL THEN
+        DELETE FROM memory_fabric_shard.retired r WHERE r.tenant_id = tenant;
+    ELSE
+        INSERT INTO memory_fabric_shard.retired AS r (tenant_id, state, to_shard) VALUES (tenant, new_state, to_shard)
+        ON CONFLICT (tenant_id) DO UPDATE SET state = excluded.state, to_shard = excluded.to_shard,
+                                              since = excluded.since, erased_at = NULL;
+    END IF;
+    RETURN new_state;
+END
+$fn$;
+
+-- One batch of a table's rows of the tenant, in key order, after the key `after` (NULL: from the start).
+CREATE FUNCTION memory_fabric_shard.move_export(tenant text, tbl text, after text, batch integer) RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE r jsonb;
+BEGIN
+    PERFORM memory_fabric_shard._move_owner();
+    EXECUTE pg_catalog.format('SELECT coalesce(pg_catalog.jsonb_agg(s.j ORDER BY s.k), ''[]'') FROM (%s AND (%L::text IS NULL OR x.%I > %L) ORDER BY x.%I LIMIT %s) s',
+                              memory_fabric_shard._move_rows_sql(tbl, tenant), after,
+                              (SELECT m.key FROM memory_fabric_shard.move_tables() m WHERE m.tbl = move_export.tbl),
+                              CASE WHEN tbl = 'policies' THEN coalesce(after, '0')::integer::text ELSE after END,
+                              (SELECT m.key FROM memory_fabric_shard.move_tables() m WHERE m.tbl = move_export.tbl), batch)
+    INTO r;
+    RETURN r;
+END
+$fn$;
+
+-- A row with the policy map applied (the source's rows, as the target holds them).
+CREATE FUNCTION memory_fabric_shard._move_map(tbl text, j jsonb, pmap jsonb) RETURNS jsonb
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT CASE
+    WHEN tbl = 'policies' AND pmap ? (j ->> 'version') THEN pg_catalog.jsonb_set(j, '{version}', pmap -> (j ->> 'version'))
+    WHEN tbl IN ('candidates', 'reviews') AND pmap ? (j ->> 'policy_version')
+        THEN pg_catalog.jsonb_set(j, '{policy_version}', pmap -> (j ->> 'policy_version'))
+    ELSE j END
+$fn$;
+
+-- Inserts a batch here (the target, marked 'incoming'), as the owner: the guards allow inserts.
+-- Grants are bound to this node's OID of the role of the same name (a revoked grant of a role
+-- that does not exist here keeps no OID; an active one is refused). scope_versions rows replace
+-- the versions the insert of the promoted memories made (its ALWAYS trigger), so reviews decided
+-- on the source find their scope unchanged.
+CREATE FUNCTION memory_fabric_shard.move_import(tenant text, tbl text, rows jsonb, pmap jsonb) RETURNS integer
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    cols text;
+    n integer;
+    bad text;
+BEGIN
+    PERFORM memory_fabric_shard._move_owner();
+    IF NOT EXISTS (SELECT 1 FROM memory_fabric_shard.retired r WHERE r.tenant_id = tenant AND r.state = 'incoming') THEN
+        RAISE EXCEPTION 'tenant "%" is not being moved to this shard', tenant USING ERRCODE = '55000';
+    END IF;
+    IF tbl <> 'scope_versions' AND EXISTS (SELECT 1 FROM pg_catalog.jsonb_array_elements(rows) e WHERE e ->> 'tenant_id' IS DISTINCT FROM tenant) THEN
+        RAISE EXCEPTION 'a row of another tenant in the copy of "%"', tenant USING ERRCODE = 'XX000';
+    END IF;
+    IF tbl = 'tenant_grants' THEN
+        SELECT e ->> 'role_name' INTO bad FROM pg_catalog.jsonb_array_elements(rows) e
+        WHERE e ->> 'revoked_at' IS NULL AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname = e ->> 'role_name')
+        LIMIT 1;
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'role "%" holds a grant on tenant "%" and does not exist on shard %', bad, tenant,
+                    (SELECT i.shard FROM memory_fabric_shard.identity i)
+                USING ERRCODE = '42704', HINT = 'Roles have the same names on every node: create it there, then move again.';
+        END IF;
+        SELECT coalesce(pg_catalog.jsonb_agg(e || pg_catalog.jsonb_build_object('role_oid',
+                   (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = e ->> 'role_name'))), '[]')
+        INTO rows FROM pg_catalog.jsonb_array_elements(rows) e;
+    ELSIF tbl IN ('policies', 'candidates', 'reviews') THEN
+        SELECT coalesce(pg_catalog.jsonb_agg(memory_fabric_shard._move_map(tbl, e, pmap)), '[]')
+        INTO rows FROM pg_catalog.jsonb_array_elements(rows) e;
+    END IF;
+    SELECT pg_catalog.string_agg(pg_catalog.quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO cols
+    FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid = pg_catalog.format('memory_fabric.%I', tbl)::regclass AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '';
+    EXECUTE pg_catalog.format('INSERT INTO memory_fabric.%I AS t (%s) SELECT %s FROM pg_catalog.jsonb_populate_recordset(NULL::memory_fabric.%I, $1)%s',
+                              tbl, cols, cols, tbl,
+                              CASE WHEN tbl = 'scope_versions' THEN ' ON CONFLICT (key) DO UPDATE SET version = excluded.version, changes = excluded.changes' ELSE '' END)
+    USING rows;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$fn$;
+
+-- Each table's rows of the tenant: their number and the MD5 of their text, in key order, with
+-- the policy map applied (on the source) and without the node's own role OIDs.
+CREATE FUNCTION memory_fabric_shard.move_digest(tenant text, pmap jsonb)
+RETURNS TABLE (ord integer, tbl text, rows bigint, md5 text)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE t record; n bigint; h text;
+BEGIN
+    PERFORM memory_fabric_shard._move_owner();
+    FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m ORDER BY m.ord LOOP
+        EXECUTE pg_catalog.format('SELECT count(*), pg_catalog.md5(coalesce(pg_catalog.string_agg((memory_fabric_shard._move_map(%L, s.j, $1) - ''role_oid'')::text, E''\n'' ORDER BY s.k), '''')) FROM (%s) s',
+                                  t.tbl, memory_fabric_shard._move_rows_sql(t.tbl, tenant))
+        INTO n, h USING coalesce(pmap, '{}');
+        ord := t.ord; tbl := t.tbl; rows := n; md5 := h;
+        RETURN NEXT;
+    END LOOP;
+END
+$fn$;
+
+-- Writes an event of the tenant here (the move's record, in the tenant's own history).
+CREATE FUNCTION memory_fabric_shard.move_event(tenant text, kind text, payload jsonb) RETURNS text
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE id text := 'ev_' || pg_catalog.replace(pg_catalog.gen_random_uuid()::text, '-', '');
+BEGIN
+    PERFORM memory_fabric_shard._move_owner();
+    INSERT INTO memory_fabric.events (id, tenant_id, kind, subject_id, actor, payload, actor_role)
+    VALUES (id, tenant, kind, NULL, 'memory_fabric_router.move_tenant', payload, current_user);
+    RETURN id;
+END
+$fn$;
+
+-- Erases this shard's copy of a tenant that moved away ('moved') or whose incoming copy a failed
+-- move left ('incoming'): the only way rows leave the extension's tables. The append-only guards
+-- refuse every DELETE, the owner's included, so this function, in one transaction, disables each
+-- table's guard_delete, deletes the tenant's rows and enables the guard again (ENABLE ALWAYS):
+-- ALTER TABLE holds each table's ACCESS EXCLUSIVE lock until the commit, so no other transaction
+-- ever runs while a guard is off (the shard's other tenants wait for the erasure instead).
+-- Returns the rows deleted per table; the tombstone keeps erased_at.
+CREATE FUNCTION memory_fabric_shard.move_erase(tenant text) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    t record;
+    n bigint;
+    out jsonb := '{}';
+    keys uuid[];
+BEGIN
+    PERFORM memory_fabric_shard._move_owner();
+    IF NOT EXISTS (SELECT 1 FROM memory_fabric_shard.retired r WHERE r.tenant_id = tenant AND r.state IN ('moved', 'incoming')) THEN
+        RAISE EXCEPTION 'shard % serves tenant "%": only a copy that moved away is erased', (SELECT i.shard FROM memory_fabric_shard.identity i), tenant
+            USING ERRCODE = '55000';
+    END IF;
+    SELECT pg_catalog.array_agg(DISTINCT memory_fabric._scope_version_key(p.tenant_id, p.user_id)) INTO keys
+    FROM memory_fabric.promoted_memory p WHERE p.tenant_id = tenant;
+    FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m WHERE m.tbl <> 'scope_versions' ORDER BY m.ord LOOP
+        EXECUTE pg_catalog.format('ALTER TABLE memory_fabric.%I DISABLE TRIGGER guard_delete', t.tbl);
+    END LOOP;
+    FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m WHERE m.tbl <> 'scope_versions' ORDER BY m.ord DESC LOOP
+        EXECUTE pg_catalog.format('DELETE FROM memory_fabric.%I x WHERE x.tenant_id = %L', t.tbl, tenant);
+        GET DIAGNOSTICS n = ROW_COUNT;
+        out := out || pg_catalog.jsonb_build_object(t.tbl, n);
+    END LOOP;
+    FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m WHERE m.tbl <> 'scope_versions' ORDER BY m.ord LOOP
+        EXECUTE pg_catalog.format('ALTER TABLE memory_fabric.%I ENABLE ALWAYS TRIGGER guard_delete', t.tbl);
+    END LOOP;
+    DELETE FROM memory_fabric.scope_versions v WHERE v.key = ANY (coalesce(keys, '{}'));
+    GET DIAGNOSTICS n = ROW_COUNT;
+    out := out || pg_catalog.jsonb_build_object('scope_versions', n);
+    UPDATE memory_fabric_shard.retired r SET erased_at = pg_catalog.clock_timestamp() WHERE r.tenant_id = tenant;
+    -- a failed move's incoming copy: nothing is left to refuse
+    DELETE FROM memory_fabric_shard.retired r WHERE r.tenant_id = tenant AND r.state = 'incoming';
+    RETURN out;
+END
+$fn$;
+
+REVOKE ALL ON FUNCTION memory_fabric_shard._move_owner(), memory_fabric_shard.move_tables(),
+    memory_fabric_shard._move_where(text, text), memory_fabric_shard._move_rows_sql(text, text),
+    memory_fabric_shard.move_policies(text), memory_fabric_shard.move_policy_map(text, jsonb),
+    memory_fabric_shard.move_census(text), memory_fabric_shard.move_mark(text, text, integer),
+    memory_fabric_shard.move_export(text, text, text, integer), memory_fabric_shard._move_map(text, jsonb, jsonb),
+    memory_fabric_shard.move_import(text, text, jsonb, jsonb), memory_fabric_shard.move_digest(text, jsonb),
+    memory_fabric_shard.move_event(text, text, jsonb), memory_fabric_shard.move_erase(text) FROM PUBLIC;
+
+
 CREATE FUNCTION memory_fabric_shard._promote_pending_batch(pin text, text, timestamp with time zone, text, integer)
 RETURNS TABLE(looked integer, reviewed integer, promoted integer, last_captured_at timestamp with time zone, last_id text)
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, $2);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric._promote_pending_batch($2, $3, $4, $5);
 $fn$;
@@ -30,6 +385,7 @@ CREATE FUNCTION memory_fabric_shard._promote_pending_count(pin text, text, integ
 RETURNS bigint
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, $2);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT memory_fabric._promote_pending_count($2, $3);
 $fn$;
@@ -40,6 +396,7 @@ CREATE FUNCTION memory_fabric_shard._purge_expired_batch(pin text, text, integer
 RETURNS bigint
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, $2);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT memory_fabric._purge_expired_batch($2, $3);
 $fn$;
@@ -50,6 +407,7 @@ CREATE FUNCTION memory_fabric_shard._purge_expired_pending(pin text, text, integ
 RETURNS bigint
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, $2);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT memory_fabric._purge_expired_pending($2, $3);
 $fn$;
@@ -60,6 +418,7 @@ CREATE FUNCTION memory_fabric_shard._reembed_batch(pin text, text, text, integer
 RETURNS integer
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, $2);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT memory_fabric._reembed_batch($2, $3, $4);
 $fn$;
@@ -70,6 +429,7 @@ CREATE FUNCTION memory_fabric_shard._reembed_pending(pin text, text, integer)
 RETURNS TABLE(model text, pending bigint)
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, $2);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric._reembed_pending($2, $3);
 $fn$;
@@ -80,6 +440,7 @@ CREATE FUNCTION memory_fabric_shard.approve(pin text, text, text, text)
 RETURNS memory_fabric.promoted_memory
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.approve($2, $3, $4);
 $fn$;
@@ -90,6 +451,7 @@ CREATE FUNCTION memory_fabric_shard.candidate_evidence(pin text, text)
 RETURNS TABLE(evidence_ref text, untrusted_origin text, policy_version integer)
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.candidate_evidence($2);
 $fn$;
@@ -100,6 +462,7 @@ CREATE FUNCTION memory_fabric_shard.capture_memory(pin text, text, text, text, t
 RETURNS memory_fabric.candidates
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, $2);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.capture_memory($2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18);
 $fn$;
@@ -110,6 +473,7 @@ CREATE FUNCTION memory_fabric_shard.create_embedding_index(pin text, text, integ
 RETURNS text
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT memory_fabric.create_embedding_index($2, $3);
 $fn$;
@@ -120,6 +484,7 @@ CREATE FUNCTION memory_fabric_shard.edit(pin text, text, text, text, text, jsonb
 RETURNS memory_fabric.reviews
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.edit($2, $3, $4, $5, $6, $7, $8);
 $fn$;
@@ -130,6 +495,7 @@ CREATE FUNCTION memory_fabric_shard.explain_recall(pin text, text, text, text, t
 RETURNS TABLE(visible boolean, reasons text[], memory text, at timestamp with time zone)
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, $2);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.explain_recall($2, $3, $4, $5, $6, $7);
 $fn$;
@@ -140,6 +506,7 @@ CREATE FUNCTION memory_fabric_shard.forget_subject(pin text, text, text, text)
 RETURNS TABLE(candidates_erased bigint, memories_erased bigint)
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, $2);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.forget_subject($2, $3, $4);
 $fn$;
@@ -150,6 +517,7 @@ CREATE FUNCTION memory_fabric_shard.grant_tenant(pin text, text, text)
 RETURNS memory_fabric.tenant_grants
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, $3);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.grant_tenant($2, $3);
 $fn$;
@@ -160,6 +528,7 @@ CREATE FUNCTION memory_fabric_shard.memory_history(pin text, text)
 RETURNS TABLE(at timestamp with time zone, stage text, ref text, detail jsonb)
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.memory_history($2);
 $fn$;
@@ -170,6 +539,7 @@ CREATE FUNCTION memory_fabric_shard.my_tenants(pin text)
 RETURNS TABLE(tenant_id text, role_name text, granted_at timestamp with time zone)
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.my_tenants();
 $fn$;
@@ -180,6 +550,7 @@ CREATE FUNCTION memory_fabric_shard.promote(pin text, text, text)
 RETURNS memory_fabric.promoted_memory
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.promote($2, $3);
 $fn$;
@@ -190,6 +561,7 @@ CREATE FUNCTION memory_fabric_shard.purge_expired(pin text, text, integer)
 RETURNS bigint
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, $2);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT memory_fabric.purge_expired($2, $3);
 $fn$;
@@ -200,6 +572,7 @@ CREATE FUNCTION memory_fabric_shard.recall(pin text, text, text, text, integer, 
 RETURNS TABLE(memory_id text, text text, tier text, priority numeric, score double precision, relevance double precision, recency double precision, importance double precision, low_confidence boolean, in_contradiction boolean, contradicts text[], candidate_id text, evidence_refs jsonb, source text, captured_at timestamp with time zone, consent_id text, classification text, user_scope text, intent_scope text, entity text, predicate text, value jsonb, write_class text, confidence double precision, promoted_at timestamp with time zone, expires_at timestamp with time zone, embedding_model text)
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, $2);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.recall($2, $3, $4, $5, $6, $7, $8, $9, $10);
 $fn$;
@@ -210,6 +583,7 @@ CREATE FUNCTION memory_fabric_shard.recall_fact(pin text, text, text, text, text
 RETURNS TABLE(memory_id text, text text, tier text, priority numeric, score double precision, relevance double precision, recency double precision, importance double precision, low_confidence boolean, in_contradiction boolean, contradicts text[], candidate_id text, evidence_refs jsonb, source text, captured_at timestamp with time zone, consent_id text, classification text, user_scope text, intent_scope text, entity text, predicate text, value jsonb, write_class text, confidence double precision, promoted_at timestamp with time zone, expires_at timestamp with time zone, embedding_model text)
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, $2);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.recall_fact($2, $3, $4, $5, $6, $7, $8, $9);
 $fn$;
@@ -220,6 +594,7 @@ CREATE FUNCTION memory_fabric_shard.record_consent(pin text, text, text, text, t
 RETURNS memory_fabric.consents
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, $2);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.record_consent($2, $3, $4, $5, $6, $7, $8, $9, $10, $11);
 $fn$;
@@ -230,6 +605,7 @@ CREATE FUNCTION memory_fabric_shard.register_embedding_model(pin text, text, tex
 RETURNS memory_fabric.embedding_models
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, $2);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.register_embedding_model($2, $3, $4);
 $fn$;
@@ -240,6 +616,7 @@ CREATE FUNCTION memory_fabric_shard.reject(pin text, text, text, text)
 RETURNS memory_fabric.decisions
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.reject($2, $3, $4);
 $fn$;
@@ -250,6 +627,7 @@ CREATE FUNCTION memory_fabric_shard.retract(pin text, text, text, text)
 RETURNS memory_fabric.promoted_memory
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.retract($2, $3, $4);
 $fn$;
@@ -260,6 +638,7 @@ CREATE FUNCTION memory_fabric_shard.review_candidate(pin text, text)
 RETURNS memory_fabric.reviews
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.review_candidate($2);
 $fn$;
@@ -270,6 +649,7 @@ CREATE FUNCTION memory_fabric_shard.review_status(pin text, text)
 RETURNS TABLE(id text, stage text, status text, reviewer text, reason text, tier text, duplicate_of text, contradicts text, resolution text, reviewed_at timestamp with time zone, decision text, decided_at timestamp with time zone, new_candidate_id text, memory_id text, promoted_at timestamp with time zone, retracted_at timestamp with time zone, captured_at timestamp with time zone)
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.review_status($2);
 $fn$;
@@ -280,6 +660,7 @@ CREATE FUNCTION memory_fabric_shard.revoke_consent(pin text, text, text)
 RETURNS memory_fabric.consents
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.revoke_consent($2, $3);
 $fn$;
@@ -290,6 +671,7 @@ CREATE FUNCTION memory_fabric_shard.revoke_tenant(pin text, text, text)
 RETURNS memory_fabric.tenant_grants
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, $3);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.revoke_tenant($2, $3);
 $fn$;
@@ -300,6 +682,7 @@ CREATE FUNCTION memory_fabric_shard.set_policy(pin text, text, jsonb, text)
 RETURNS memory_fabric.policies
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, $2);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.set_policy($2, $3, $4);
 $fn$;
@@ -310,6 +693,7 @@ CREATE FUNCTION memory_fabric_shard.read_review_queue(pin text)
 RETURNS SETOF memory_fabric.review_queue
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.review_queue;
 $fn$;
@@ -320,6 +704,7 @@ CREATE FUNCTION memory_fabric_shard.read_metrics(pin text)
 RETURNS SETOF memory_fabric.metrics
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.metrics;
 $fn$;
@@ -330,6 +715,7 @@ CREATE FUNCTION memory_fabric_shard.read_candidates(pin text)
 RETURNS SETOF memory_fabric.candidates
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.candidates;
 $fn$;
@@ -340,6 +726,7 @@ CREATE FUNCTION memory_fabric_shard.read_reviews(pin text)
 RETURNS SETOF memory_fabric.reviews
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.reviews;
 $fn$;
@@ -350,6 +737,7 @@ CREATE FUNCTION memory_fabric_shard.read_decisions(pin text)
 RETURNS SETOF memory_fabric.decisions
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.decisions;
 $fn$;
@@ -360,6 +748,7 @@ CREATE FUNCTION memory_fabric_shard.read_promoted_memory(pin text)
 RETURNS SETOF memory_fabric.promoted_memory
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.promoted_memory;
 $fn$;
@@ -370,6 +759,7 @@ CREATE FUNCTION memory_fabric_shard.read_consents(pin text)
 RETURNS SETOF memory_fabric.consents
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.consents;
 $fn$;
@@ -380,6 +770,7 @@ CREATE FUNCTION memory_fabric_shard.read_events(pin text)
 RETURNS SETOF memory_fabric.events
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.events;
 $fn$;
@@ -390,6 +781,7 @@ CREATE FUNCTION memory_fabric_shard.read_policies(pin text)
 RETURNS SETOF memory_fabric.policies
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.policies;
 $fn$;
@@ -400,6 +792,7 @@ CREATE FUNCTION memory_fabric_shard.read_embedding_models(pin text)
 RETURNS SETOF memory_fabric.embedding_models
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.embedding_models;
 $fn$;
@@ -410,6 +803,7 @@ CREATE FUNCTION memory_fabric_shard.read_tenant_grants(pin text)
 RETURNS SETOF memory_fabric.tenant_grants
 LANGUAGE sql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT memory_fabric_shard._serve($1, NULL);
 SELECT pg_catalog.set_config('memory_fabric.tenant_id', coalesce($1, ''), true);
 SELECT * FROM memory_fabric.tenant_grants;
 $fn$;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The fleet's first test (router/DESIGN.md): a throwaway 2-shard fleet of its own (its own
 # directory under $MF_STATE and its own ports, so a developer's fleet is not touched), the
-# router checks of test_router.py through it, then everything stopped and removed.
+# router checks of test_router.py and the tenant moves of test_move.py through it, then everything
+# stopped and removed.
 #   bash tests/fleet/run.sh            (needs memory_fabric installed: cargo pgrx install)
 # Set MF_FLEET_KEEP=1 to keep the fleet afterwards for a look (scripts/fleet.sh status|psql).
 set -euo pipefail
@@ -35,5 +36,7 @@ fleet start --shards 2     # idempotent: a second start changes nothing
 fleet status
 eval "$(fleet env)"
 export MF_PG_BINDIR MF_PGUSER
-"$MF_PY" "$MF_ROOT/tests/fleet/test_router.py"
-exit ${gen_rc:-0}
+"$MF_PY" "$MF_ROOT/tests/fleet/test_router.py" || rc=1
+# moving a tenant between the shards under load (router/DESIGN.md §7)
+"$MF_PY" "$MF_ROOT/tests/fleet/test_move.py" || rc=1
+exit $(( ${gen_rc:-0} | ${rc:-0} ))
