@@ -31,6 +31,14 @@ CREATE TABLE memory_fabric_router.tenants (
 );
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric_router.tenants', '');
 
+-- The gates that drain a tenant's calls for a move: 1024 rows, a tenant's gate is
+-- abs(hashtext(tenant_id) % 1024). Every routed call holds its tenant's gate FOR KEY SHARE until
+-- its router transaction ends; a move takes it FOR UPDATE. Row locks, not advisory locks: a role
+-- can lock these rows only through shard_for() (it has no privilege on the table), so no role can
+-- hold a tenant's gate to stall its calls, as any role could with an advisory lock's key.
+CREATE TABLE memory_fabric_router.gates (gate integer PRIMARY KEY CHECK (gate >= 0 AND gate < 1024));
+INSERT INTO memory_fabric_router.gates SELECT g FROM pg_catalog.generate_series(0, 1023) g;
+
 -- The number of partitions of the plproxy server "memory_fabric" (p0 … pN-1).
 CREATE FUNCTION memory_fabric_router.shard_count() RETURNS integer
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
@@ -39,12 +47,15 @@ SELECT count(*)::integer FROM pg_catalog.pg_foreign_server s, pg_catalog.unnest(
 WHERE s.srvname = 'memory_fabric' AND o ~ '^p[0-9]+='
 $fn$;
 
--- The shard of a tenant: the directory, else the hash default. Every routed call takes the
--- tenant's advisory lock shared (pg_advisory_xact_lock_shared(1296452178, hashtext(tenant)), held
--- until the router transaction ends); a move takes it exclusive to drain the tenant's calls.
--- A tenant being moved (paused, or its lock held by the move) waits until the move flips the
--- directory (memory_fabric_router.pause_timeout, default 30 s), then 55000. A transaction that
--- holds the lock already (an earlier call of it) goes on: the move waits for it.
+-- The shard of a tenant: the directory, else the hash default. Every routed call holds its
+-- tenant's gate (memory_fabric_router.gates) FOR KEY SHARE until the router transaction ends; a
+-- move takes it FOR UPDATE to drain the tenant's calls. A tenant being moved (paused, or its gate
+-- held by the move) waits until the move flips the directory (memory_fabric_router.pause_timeout,
+-- default 30 s), then 55000. The gate is taken in a subtransaction that is rolled back when the
+-- tenant is paused, so a waiting call holds nothing the move waits for. A transaction that passed
+-- the gate already (an earlier call of it, noted in a transaction-local setting) goes on: the
+-- move waits for it. (Setting that note by hand only lets a call through while it holds the gate,
+-- which the move waits for: it is then a call in flight like any other.)
 CREATE FUNCTION memory_fabric_router.shard_for(p_tenant text) RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $fn$
@@ -52,24 +63,46 @@ DECLARE
     n integer := memory_fabric_router.shard_count();
     s integer;
     p boolean;
+    listed boolean;
+    passed boolean;
     t0 timestamptz := pg_catalog.clock_timestamp();
     wait_ms integer := coalesce(nullif(pg_catalog.current_setting('memory_fabric_router.pause_timeout', true), '')::integer, 30000);
-    k integer := hashtext(p_tenant);
+    g integer := abs(hashtext(p_tenant) % 1024);
+    note text := coalesce(pg_catalog.current_setting('memory_fabric_router.passed_gates', true), '');
 BEGIN
     IF n = 0 THEN
         RAISE EXCEPTION 'the memory_fabric cluster has no shards'
             USING ERRCODE = '55000', HINT = 'Create the plproxy server "memory_fabric" with its partitions (scripts/fleet.sh does).';
     END IF;
     LOOP
-        SELECT t.shard, t.paused INTO s, p FROM memory_fabric_router.tenants t WHERE t.tenant_id = p_tenant;
-        IF (NOT FOUND OR NOT p OR EXISTS (
-                SELECT 1 FROM pg_catalog.pg_locks l
-                WHERE l.locktype = 'advisory' AND l.pid = pg_catalog.pg_backend_pid() AND l.granted
-                  AND l.classid = 1296452178::oid AND l.objid = k::oid AND l.objsubid = 2))
-           AND pg_catalog.pg_try_advisory_xact_lock_shared(1296452178, k) THEN
-            -- read again under the lock: a move flips the directory before it lets go of the lock
-            SELECT t.shard INTO s FROM memory_fabric_router.tenants t WHERE t.tenant_id = p_tenant;
-            IF NOT FOUND THEN
+        passed := false;
+        IF pg_catalog.current_setting('transaction_read_only') = 'on' THEN
+            -- a read-only transaction (a standby's too) cannot lock a row, and writes nothing a
+            -- move could lose: it only waits while the tenant is paused
+            SELECT t.shard, t.paused INTO s, p FROM memory_fabric_router.tenants t WHERE t.tenant_id = p_tenant;
+            listed := FOUND;
+            passed := NOT listed OR NOT p;
+        ELSE
+        BEGIN
+            PERFORM 1 FROM memory_fabric_router.gates x WHERE x.gate = g FOR KEY SHARE SKIP LOCKED;
+            IF FOUND THEN
+                -- read under the gate: a move flips the directory before it lets go of the gate
+                SELECT t.shard, t.paused INTO s, p FROM memory_fabric_router.tenants t WHERE t.tenant_id = p_tenant;
+                listed := FOUND;
+                IF listed AND p AND pg_catalog.strpos(note, ',' || g || ',') = 0 THEN
+                    RAISE EXCEPTION USING ERRCODE = 'P0004';  -- paused: give the gate back
+                END IF;
+                passed := true;
+            END IF;
+        EXCEPTION WHEN assert_failure THEN
+            passed := false;
+        END;
+        END IF;
+        IF passed THEN
+            IF pg_catalog.current_setting('transaction_read_only') = 'off' AND pg_catalog.strpos(note, ',' || g || ',') = 0 THEN
+                PERFORM pg_catalog.set_config('memory_fabric_router.passed_gates', coalesce(nullif(note, ''), ',') || g || ',', true);
+            END IF;
+            IF NOT listed THEN
                 RETURN abs(hashtext(p_tenant) % n);
             END IF;
             EXIT;
@@ -1821,8 +1854,9 @@ $fn$;
 --   CALL memory_fabric_router.move_tenant('acme', 1, erase_old => true);   -- and erases it
 -- Run by a superuser, outside a transaction block (it commits between its steps). Returns a report.
 -- 1 pause: the directory lists the tenant, paused (committed): new routed calls wait in shard_for.
--- 2 drain: the exclusive advisory lock of the tenant, which every routed call holds shared until
---   its router transaction ends: once held, no call of the tenant is in flight on the old shard.
+-- 2 drain: the tenant's gate FOR UPDATE (memory_fabric_router.gates), which every routed call
+--   holds FOR KEY SHARE until its router transaction ends: once held, no call of the tenant is in
+--   flight on the old shard. Held until the flip commits.
 --   Not within memory_fabric_router.drain_timeout (ms, default 10000): unpaused, 55000.
 -- 3 freeze: the old shard marks the tenant 'moving' (a stale route there is refused), the new one
 --   'incoming'.
@@ -1840,7 +1874,6 @@ LANGUAGE plpgsql
 AS $fn$
 DECLARE
     n integer := memory_fabric_router.shard_count();
-    lock_class constant integer := 1296452178;
     drain_ms integer := coalesce(nullif(pg_catalog.current_setting('memory_fabric_router.drain_timeout', true), '')::integer, 10000);
     batch_rows integer := coalesce(nullif(pg_catalog.current_setting('memory_fabric_router.move_batch', true), '')::integer, 500);
     tables constant text[] := ARRAY['policies', 'embedding_models', 'consents', 'candidates', 'reviews', 'decisions',
@@ -1915,7 +1948,7 @@ BEGIN
     -- 2. drain
     BEGIN
         PERFORM pg_catalog.set_config('lock_timeout', drain_ms || 'ms', true);
-        PERFORM pg_catalog.pg_advisory_lock(lock_class, hashtext(p_tenant));
+        PERFORM 1 FROM memory_fabric_router.gates x WHERE x.gate = abs(hashtext(p_tenant) % 1024) FOR UPDATE;
         PERFORM pg_catalog.set_config('lock_timeout', '0', true);
     EXCEPTION WHEN lock_not_available THEN
         failed := true;
@@ -1984,7 +2017,6 @@ BEGIN
         END;
         UPDATE memory_fabric_router.tenants t SET paused = false WHERE t.tenant_id = p_tenant;
         COMMIT;
-        PERFORM pg_catalog.pg_advisory_unlock(lock_class, hashtext(p_tenant));
         RAISE EXCEPTION 'tenant "%" was not moved: %', p_tenant, msg
             USING ERRCODE = st,
                   DETAIL = concat_ws(' ', det, CASE WHEN cleanup IS NULL THEN 'It is served on shard ' || v_from || ' again; the partial copy was erased.'
@@ -1993,7 +2025,6 @@ BEGIN
     END IF;
     COMMIT;
     t_flip := pg_catalog.clock_timestamp();
-    PERFORM pg_catalog.pg_advisory_unlock(lock_class, hashtext(p_tenant));
 
     -- 7. the record, and the old copy
     report := pg_catalog.jsonb_build_object('tenant', p_tenant, 'from', v_from, 'to', p_to_shard, 'moved', true,

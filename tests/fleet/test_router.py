@@ -219,6 +219,20 @@ def main() -> None:
     check(n == 0 and not pin, f"globex on shard 0: {n} rows; the pin does not outlive the call ({pin!r})")
 
     # 9. a shard that is down: a clear error naming no other tenant; the other shard keeps serving
+    # a hostile router role cannot stall a tenant's calls: the gates are rows it may not lock, and
+    # the advisory lock key an earlier design used means nothing now
+    e = error_of("fl_agent_a", "SELECT 1 FROM memory_fabric_router.gates FOR UPDATE")
+    check(e is not None and e.sqlstate == "42501", f"a role may not lock the gates itself: {describe(e)}")
+    blocker = conn("router", "fl_agent_a")
+    blocker.autocommit = True
+    blocker.execute("SELECT pg_advisory_lock(1296452178, hashtext('acme'))")
+    blocker.execute("SELECT pg_advisory_lock(hashtext('acme'))")
+    t0 = time.monotonic()
+    _, m3 = pipeline("acme", "Acme works while another role holds advisory locks on its name.", user="cus_3")
+    took = time.monotonic() - t0
+    check(took < 5, f"acme's calls go on while another role holds advisory locks on its name ({took:.2f}s)")
+    blocker.close()
+
     held = conn("router", "fl_agent")   # a router session with a live PL/Proxy connection to shard 1
     with held.transaction():
         held.execute("SELECT set_config('memory_fabric.tenant_id', 'globex', true)")
