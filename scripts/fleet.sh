@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A sharded memory_fabric fleet on this machine (router/DESIGN.md):
-#   scripts/fleet.sh start [--shards N] | stop | status | psql NODE [args…] | env
+#   scripts/fleet.sh start [--ha] [--shards N] | stop | status | psql NODE [args…] | env
 # NODE is `router` or `shardK` (K from 0). Each node is a PostgreSQL instance of its own:
 #   shardK   port $MF_FLEET_PORT+1+K, database memory_fabric with memory_fabric and memory_fabric_shard
 #   router   port $MF_FLEET_PORT,     database memory_fabric with memory_fabric_router (PL/Proxy), its
@@ -14,6 +14,18 @@
 # Idempotent: start starts what is stopped and creates what is missing; --shards N larger than the
 # fleet adds shards (their partitions are appended to the server). A fleet is never shrunk.
 # As root, the nodes run as the postgres OS user (initdb refuses root).
+#
+# --ha (router/HA.md, router/DESIGN.md §8): each shard K is a pg_auto_failover group instead of one
+# instance (scripts/fleet_ha.sh), under $MF_FLEET_DIR/ha with ports relative to $MF_FLEET_PORT:
+#   router       port $MF_FLEET_PORT (Unix socket only, as above)
+#   monitor      port $MF_FLEET_PORT+1            (127.0.0.1)
+#   shardK-a/-b  ports $MF_FLEET_PORT+2+2K, +3+2K  (127.0.0.1; either may be the primary)
+# The router's partition pK lists both nodes of group K with target_session_attrs=read-write
+# (mf_ha_conninfo), so it follows a failover. The extensions are created on each group's primary
+# and replicate to its secondary; so do roles and grants: create an application role on the router
+# and on every group's primary (`scripts/fleet.sh psql shardK` reaches the primary). The mode is
+# recorded in $MF_FLEET_DIR/mode: later start/stop/status/psql/env follow it; a plain fleet never
+# becomes an HA one or back. `psql shardK-a|shardK-b` reaches one node, a standby too.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -25,6 +37,13 @@ if [ $(( ${#MF_FLEET_SOCK} + 20 )) -gt 100 ]; then
   MF_FLEET_SOCK=/tmp/memory_fabric-fleet-$MF_FLEET_PORT
 fi
 LOG=$MF_FLEET_DIR/log
+# the pg_auto_failover groups of an --ha fleet: never the defaults of scripts/fleet_ha.sh's command
+MF_HA_DIR=$MF_FLEET_DIR/ha
+MF_HA_PORT=$(( MF_FLEET_PORT + 1 ))
+MF_HA_DB=$MF_FLEET_DB
+# shellcheck source=fleet_ha.sh
+. "$MF_ROOT/scripts/fleet_ha.sh"
+is_ha() { [ "$(cat "$MF_FLEET_DIR/mode" 2>/dev/null)" = ha ]; }
 
 pg_ctl_node() {  # node, args…
   local node=$1; shift
@@ -33,6 +52,16 @@ pg_ctl_node() {  # node, args…
 port_of() { case $1 in router) echo "$MF_FLEET_PORT" ;; shard*) echo $(( MF_FLEET_PORT + 1 + ${1#shard} )) ;; esac; }
 node_psql() {  # node, db, args…
   local node=$1 db=$2; shift 2
+  if [ "$node" != router ] && is_ha; then
+    local ci
+    case $node in
+      shard*-a|shard*-b) local k=${node#shard}; ci=$(mf_ha_node_conninfo "${k%-*}" "${k##*-}" "$db") ;;
+      shard*) ci=$(mf_ha_conninfo "${node#shard}" "$db") ;;   # the group's primary
+      *) mf_die "no node $node" ;;
+    esac
+    "$MF_PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 "$ci user=$MF_PGUSER" "$@"
+    return
+  fi
   "$MF_PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h "$MF_FLEET_SOCK" -p "$(port_of "$node")" -U "$MF_PGUSER" -d "$db" "$@"
 }
 is_running() { [ -f "$MF_FLEET_DIR/$1/data/PG_VERSION" ] && pg_ctl_node "$1" status >/dev/null 2>&1; }
@@ -125,7 +154,10 @@ SQL
   [ "$got" = "$k" ] || mf_die "$node: its database says it is shard $got"
 }
 
-partition() { printf "host=%s port=%s dbname=%s connect_timeout=5" "$MF_FLEET_SOCK" "$(port_of "shard$1")" "$MF_FLEET_DB"; }
+partition() {
+  if is_ha; then mf_ha_conninfo "$1" "$MF_FLEET_DB"; return; fi
+  printf "host=%s port=%s dbname=%s connect_timeout=5" "$MF_FLEET_SOCK" "$(port_of "shard$1")" "$MF_FLEET_DB"
+}
 
 setup_router() {
   local n=$1
@@ -157,24 +189,39 @@ SQL
 }
 
 start() {
-  local want=$1 n
+  local want=$1 ha=$2 n
   n=$(shard_count)
+  if [ "$n" != 0 ]; then
+    if is_ha && [ -z "$ha" ]; then ha=1; mf_log "an --ha fleet: starting it as one"; fi
+    if [ -n "$ha" ] && ! is_ha; then mf_die "the fleet in $MF_FLEET_DIR is a plain one; --ha needs a fleet of its own (another MF_FLEET_DIR and MF_FLEET_PORT)"; fi
+  fi
   [ -z "$want" ] && want=$(( n > 0 ? n : 2 ))
   [ "$want" -ge 1 ] || mf_die "--shards must be at least 1"
   [ "$want" -ge "$n" ] || mf_die "the fleet has $n shards; it is never shrunk (move the tenants off a shard first)"
   check_extensions
   prepare_dirs
   local k
-  for ((k = 0; k < want; k++)); do start_node "shard$k"; setup_shard "$k"; done
+  if [ -n "$ha" ]; then
+    echo ha > "$MF_FLEET_DIR/mode"
+    mf_ha_start "$want"     # the monitor, then each group: primary + synchronous secondary, memory_fabric
+    for ((k = 0; k < want; k++)); do setup_shard "$k"; done
+  else
+    for ((k = 0; k < want; k++)); do start_node "shard$k"; setup_shard "$k"; done
+  fi
   echo "$want" > "$MF_FLEET_DIR/shards"
   start_node router
   setup_router "$want"
-  mf_log "fleet up: $want shards, router on port $MF_FLEET_PORT (socket $MF_FLEET_SOCK, database $MF_FLEET_DB)"
+  mf_log "fleet up: $want shards${ha:+ (pg_auto_failover groups, monitor on port $MF_HA_PORT)}, router on port $MF_FLEET_PORT (socket $MF_FLEET_SOCK, database $MF_FLEET_DB)"
 }
 
 stop() {
   local node
   # the router first: no call is routed to a shard that is going away
+  if is_ha; then
+    if is_running router; then mf_log "router: stopping"; pg_ctl_node router -m fast -w -t 60 stop >/dev/null; fi
+    mf_ha_stop
+    return
+  fi
   for node in router $(nodes | grep -v '^router$' || true); do
     if is_running "$node"; then
       mf_log "$node: stopping"
@@ -186,6 +233,13 @@ stop() {
 status() {
   local node rc=0 n; n=$(shard_count)
   if [ "$n" = 0 ]; then echo "no fleet in $MF_FLEET_DIR"; return 3; fi
+  if is_ha; then
+    if is_running router; then printf '%-8s running  port %s\n' router "$MF_FLEET_PORT"; else printf '%-8s stopped  port %s\n' router "$MF_FLEET_PORT"; rc=3; fi
+    echo "router socket $MF_FLEET_SOCK, database $MF_FLEET_DB, logs $LOG"
+    echo
+    mf_ha_status || rc=3
+    return $rc
+  fi
   for node in $(nodes); do
     if is_running "$node"; then
       printf '%-8s running  port %s\n' "$node" "$(port_of "$node")"
@@ -198,22 +252,24 @@ status() {
 }
 
 cmd=${1:-}; shift || true
-shards=""
+shards="" ha=""
 case "$cmd" in
   start)
     while [ $# -gt 0 ]; do
       case $1 in
         --shards) shards=${2:?--shards needs a number}; shift 2 ;;
         --shards=*) shards=${1#--shards=}; shift ;;
+        --ha) ha=1; shift ;;
         *) mf_die "unknown option $1" ;;
       esac
     done
     [ -z "$shards" ] || [[ $shards =~ ^[0-9]+$ ]] || mf_die "--shards needs a number"
-    start "$shards" ;;
+    start "$shards" "$ha" ;;
   stop) stop ;;
   status) status ;;
   psql) node=${1:?psql needs a node: router or shardK}; shift; node_psql "$node" "$MF_FLEET_DB" "$@" ;;
   env) printf 'export MF_FLEET_DIR=%q MF_FLEET_SOCK=%q MF_FLEET_PORT=%q MF_FLEET_DB=%q\n' \
-         "$MF_FLEET_DIR" "$MF_FLEET_SOCK" "$MF_FLEET_PORT" "$MF_FLEET_DB" ;;
-  *) echo "usage: $0 start [--shards N] | stop | status | psql NODE [args] | env" >&2; exit 2 ;;
+         "$MF_FLEET_DIR" "$MF_FLEET_SOCK" "$MF_FLEET_PORT" "$MF_FLEET_DB"
+       if is_ha; then printf 'export MF_FLEET_HA=1 MF_HA_DIR=%q MF_HA_PORT=%q MF_HA_DB=%q\n' "$MF_HA_DIR" "$MF_HA_PORT" "$MF_HA_DB"; fi ;;
+  *) echo "usage: $0 start [--ha] [--shards N] | stop | status | psql NODE [args] | env" >&2; exit 2 ;;
 esac

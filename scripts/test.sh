@@ -18,7 +18,9 @@
 #      console  the operator's console (console/) in Debian's headless Chromium, driven by Selenium
 #               as ordinary roles, on a PostgreSQL instance of its own (tests/console/run.sh)
 #      fleet    a throwaway 2-shard fleet behind the PL/Proxy router (router/, scripts/fleet.sh):
-#               routing, pins, four eyes, isolation, a shard down (tests/fleet/run.sh)
+#               routing, pins, four eyes, isolation, a shard down, a tenant moved under load
+#               (tests/fleet/run.sh); then the same over pg_auto_failover groups, a primary
+#               killed while clients write through the router (tests/fleet/run_ha.sh)
 #      docs     every SQL block of README.md runs and prints what the README shows (tests/docs)
 #   7. bench    a seconds-long smoke of the benchmark (bench/run.sh --smoke)
 # Exits non-zero if any layer fails; ends with a "N passed, N failed" line.
@@ -173,6 +175,7 @@ fi
 if want fleet; then
   cluster_ready   # for `cargo pgrx install` and router/gen.py --check; the fleet has its own instances
   tap_layer fleet bash "$MF_ROOT/tests/fleet/run.sh"
+  tap_layer failover bash "$MF_ROOT/tests/fleet/run_ha.sh"
 fi
 
 # the client examples, each asserting its results (examples/run.sh)
