@@ -179,10 +179,27 @@ CREATE USER MAPPING FOR PUBLIC SERVER memory_fabric;
 GRANT USAGE ON FOREIGN SERVER memory_fabric TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 SQL
   elif [ "$have" -lt "$n" ]; then
-    local add="" k
+    # A tenant the directory does not list lives where the hash of its name puts it among the
+    # shards there are: a new shard would move that place, and its calls would go where its rows
+    # are not. So every tenant found on the shards there are (any row of it) is listed on the
+    # shard that holds it first, in the transaction that adds the partitions.
+    local add="" k rows="" found
     for ((k = have; k < n; k++)); do add+="${add:+, }ADD p$k '$(partition "$k")'"; done
-    mf_log "router: adding partitions $have..$((n - 1)) to the plproxy server memory_fabric"
-    node_psql router "$MF_FLEET_DB" -c "ALTER SERVER memory_fabric OPTIONS ($add)"
+    for ((k = 0; k < have; k++)); do
+      found=$(node_psql "shard$k" "$MF_FLEET_DB" -Atc "SELECT string_agg(format('(%L, $k)', t), ', ' ORDER BY t) FROM (
+          SELECT tenant_id FROM memory_fabric.candidates UNION SELECT tenant_id FROM memory_fabric.tenant_grants
+          UNION SELECT tenant_id FROM memory_fabric.policies WHERE tenant_id <> '*'
+          UNION SELECT tenant_id FROM memory_fabric.consents UNION SELECT tenant_id FROM memory_fabric.embedding_models) x(t)
+        WHERE NOT EXISTS (SELECT 1 FROM memory_fabric_shard.retired r WHERE r.tenant_id = x.t AND r.state IN ('moved', 'incoming'))")
+      [ -n "$found" ] && rows+="${rows:+, }$found"
+    done
+    mf_log "router: listing the tenants the shards hold, then adding partitions $have..$((n - 1)) to the plproxy server memory_fabric"
+    node_psql router "$MF_FLEET_DB" -v ON_ERROR_STOP=1 <<SQL
+BEGIN;
+${rows:+INSERT INTO memory_fabric_router.tenants (tenant_id, shard) VALUES $rows ON CONFLICT (tenant_id) DO NOTHING;}
+ALTER SERVER memory_fabric OPTIONS ($add);
+COMMIT;
+SQL
   elif [ "$have" -gt "$n" ]; then
     mf_die "router: the server lists $have shards and the fleet has $n"
   fi

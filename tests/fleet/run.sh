@@ -39,4 +39,6 @@ export MF_PG_BINDIR MF_PGUSER
 "$MF_PY" "$MF_ROOT/tests/fleet/test_router.py" || rc=1
 # moving a tenant between the shards under load (router/DESIGN.md §7)
 "$MF_PY" "$MF_ROOT/tests/fleet/test_move.py" || rc=1
+# a third shard added to the running fleet moves no tenant
+"$MF_PY" "$MF_ROOT/tests/fleet/test_add_shard.py" || rc=1
 exit $(( ${gen_rc:-0} | ${rc:-0} ))
