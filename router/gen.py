@@ -189,6 +189,7 @@ REVOKE ALL ON FUNCTION memory_fabric_shard.read_{rel}(text) FROM PUBLIC;""")
         roles = roles_of(r["acl"])
         if roles:
             out.append(f"GRANT EXECUTE ON FUNCTION memory_fabric_shard.read_{rel}(text) TO {', '.join(roles)};")
+    out.append(SHARD_PIPELINE)
     return "\n".join(out) + "\n"
 
 
@@ -561,6 +562,7 @@ REVOKE ALL ON FUNCTION memory_fabric.{ident(name)}({f['iargs']}) FROM PUBLIC;"""
         if roles:
             out.append(f"GRANT EXECUTE ON PROCEDURE memory_fabric.{ident(f['name'])}({f['iargs']}) TO {', '.join(roles)};")
     out.append(ROLLUP)
+    out.append(ROUTER_PIPELINE)
     out.append(ROUTER_MOVE)
     return "\n".join(out) + "\n"
 
@@ -624,6 +626,85 @@ GRANT EXECUTE ON FUNCTION memory_fabric_router.metrics_rollup() TO memory_fabric
 --   CREATE USER MAPPING FOR PUBLIC SERVER memory_fabric;
 --   GRANT USAGE ON FOREIGN SERVER memory_fabric TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 """
+SHARD_PIPELINE = r"""
+-- Capture, review and promote in one shard transaction, as one node runs them in one client
+-- transaction (router/DESIGN.md §6): memory_fabric_router.capture_review_promote() calls it.
+-- As the caller's role, pinned as the router's caller pinned (the pin undone at return, by the SET
+-- clause); promote only when review lets the candidate through without a human. It adds no
+-- power: it calls the three public functions, which check everything.
+CREATE FUNCTION memory_fabric_shard.capture_review_promote(pin text, SIGARGS)
+RETURNS TABLE (candidate_id text, status text, reviewer text, resolution text, reason text, memory_id text)
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    c memory_fabric.candidates;
+    r memory_fabric.reviews;
+    m text;
+BEGIN
+    PERFORM memory_fabric_shard._serve(pin, p_tenant);
+    PERFORM pg_catalog.set_config('memory_fabric.tenant_id', coalesce(pin, ''), true);
+    SELECT * INTO STRICT c FROM memory_fabric.capture_memory(p_tenant, p_text, p_source, p_classification,
+        user_id => p_user_id, intent_id => p_intent_id, evidence_refs => coalesce(p_evidence_refs, '[]'),
+        entity => p_entity, predicate => p_predicate, value => p_value, write_class => p_write_class,
+        confidence => p_confidence, actor => p_actor, metadata => coalesce(p_metadata, '{}'));
+    SELECT * INTO STRICT r FROM memory_fabric.review_candidate(c.id);
+    IF r.reviewer = 'auto' AND (r.status = 'pending_promotion'
+                                OR (r.status = 'contradicts' AND r.contradiction_resolution IN ('supersede', 'coexist'))) THEN
+        SELECT p.id INTO STRICT m FROM memory_fabric.promote(c.id) p;
+    END IF;
+    RETURN QUERY SELECT c.id, r.status, r.reviewer, r.contradiction_resolution, r.reason, m;
+END
+$fn$;
+REVOKE ALL ON FUNCTION memory_fabric_shard.capture_review_promote FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_shard.capture_review_promote TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+""".replace("SIGARGS", """p_tenant text, p_text text, p_source text, p_classification text, p_user_id text,
+    p_intent_id text, p_evidence_refs jsonb, p_entity text, p_predicate text, p_value jsonb, p_write_class text,
+    p_confidence double precision, p_actor text, p_metadata jsonb""")
+
+ROUTER_PIPELINE = r"""
+-- Capture, review and, when review needs no human, promote, in one transaction on the tenant's
+-- shard: what a client does on one node with BEGIN; capture_memory; review_candidate; promote;
+-- COMMIT, which the router cannot keep open across calls (router/DESIGN.md §6). All or nothing.
+CREATE FUNCTION memory_fabric_router._p_capture_review_promote(part_no integer, pin_value text, SIGARGS)
+RETURNS TABLE (candidate_id text, status text, reviewer text, resolution text, reason text, memory_id text)
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.capture_review_promote(pin_value, p_tenant, p_text, p_source, p_classification,
+        p_user_id, p_intent_id, p_evidence_refs, p_entity, p_predicate, p_value, p_write_class, p_confidence, p_actor,
+        p_metadata);
+$fn$;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_capture_review_promote FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_capture_review_promote TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+CREATE FUNCTION memory_fabric_router.capture_review_promote(tenant_id text, text text, source text, classification text,
+    user_id text DEFAULT NULL, intent_id text DEFAULT NULL, evidence_refs jsonb DEFAULT '[]', entity text DEFAULT NULL,
+    predicate text DEFAULT NULL, value jsonb DEFAULT NULL, write_class text DEFAULT NULL,
+    confidence double precision DEFAULT NULL, actor text DEFAULT NULL, metadata jsonb DEFAULT '{}')
+RETURNS TABLE (candidate_id text, status text, reviewer text, resolution text, reason text, memory_id text)
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    v_pin text := memory_fabric_router._pin();
+    v_shard integer;
+    st text; msg text; det text; hnt text;
+BEGIN
+    v_shard := memory_fabric_router._route(true, $1, v_pin);
+    BEGIN
+        RETURN QUERY SELECT * FROM memory_fabric_router._p_capture_review_promote(v_shard, v_pin, $1, $2, $3, $4, $5, $6,
+            $7, $8, $9, $10, $11, $12, $13, $14);
+    EXCEPTION WHEN OTHERS THEN
+        GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
+        PERFORM memory_fabric_router._rethrow(st, msg, det, hnt, v_shard, coalesce($1, v_pin));
+    END;
+END
+$fn$;
+REVOKE ALL ON FUNCTION memory_fabric_router.capture_review_promote FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router.capture_review_promote TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+""".replace("SIGARGS", """p_tenant text, p_text text, p_source text, p_classification text, p_user_id text,
+    p_intent_id text, p_evidence_refs jsonb, p_entity text, p_predicate text, p_value jsonb, p_write_class text,
+    p_confidence double precision, p_actor text, p_metadata jsonb""")
+
 SHARD_MOVE = r"""
 -- ---------------------------------------------------------------------------------------------
 -- Moving a tenant (router/DESIGN.md §7): the shard's half. The router's

@@ -1778,6 +1778,49 @@ GRANT EXECUTE ON FUNCTION memory_fabric_router.metrics_rollup() TO memory_fabric
 --   GRANT USAGE ON FOREIGN SERVER memory_fabric TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 
 
+-- Capture, review and, when review needs no human, promote, in one transaction on the tenant's
+-- shard: what a client does on one node with BEGIN; capture_memory; review_candidate; promote;
+-- COMMIT, which the router cannot keep open across calls (router/DESIGN.md §6). All or nothing.
+CREATE FUNCTION memory_fabric_router._p_capture_review_promote(part_no integer, pin_value text, p_tenant text, p_text text, p_source text, p_classification text, p_user_id text,
+    p_intent_id text, p_evidence_refs jsonb, p_entity text, p_predicate text, p_value jsonb, p_write_class text,
+    p_confidence double precision, p_actor text, p_metadata jsonb)
+RETURNS TABLE (candidate_id text, status text, reviewer text, resolution text, reason text, memory_id text)
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.capture_review_promote(pin_value, p_tenant, p_text, p_source, p_classification,
+        p_user_id, p_intent_id, p_evidence_refs, p_entity, p_predicate, p_value, p_write_class, p_confidence, p_actor,
+        p_metadata);
+$fn$;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_capture_review_promote FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_capture_review_promote TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+CREATE FUNCTION memory_fabric_router.capture_review_promote(tenant_id text, text text, source text, classification text,
+    user_id text DEFAULT NULL, intent_id text DEFAULT NULL, evidence_refs jsonb DEFAULT '[]', entity text DEFAULT NULL,
+    predicate text DEFAULT NULL, value jsonb DEFAULT NULL, write_class text DEFAULT NULL,
+    confidence double precision DEFAULT NULL, actor text DEFAULT NULL, metadata jsonb DEFAULT '{}')
+RETURNS TABLE (candidate_id text, status text, reviewer text, resolution text, reason text, memory_id text)
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    v_pin text := memory_fabric_router._pin();
+    v_shard integer;
+    st text; msg text; det text; hnt text;
+BEGIN
+    v_shard := memory_fabric_router._route(true, $1, v_pin);
+    BEGIN
+        RETURN QUERY SELECT * FROM memory_fabric_router._p_capture_review_promote(v_shard, v_pin, $1, $2, $3, $4, $5, $6,
+            $7, $8, $9, $10, $11, $12, $13, $14);
+    EXCEPTION WHEN OTHERS THEN
+        GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
+        PERFORM memory_fabric_router._rethrow(st, msg, det, hnt, v_shard, coalesce($1, v_pin));
+    END;
+END
+$fn$;
+REVOKE ALL ON FUNCTION memory_fabric_router.capture_review_promote FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router.capture_review_promote TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+
+
 -- ---------------------------------------------------------------------------------------------
 -- Moving a tenant (router/DESIGN.md §7). The shard functions it calls are the companion's
 -- memory_fabric_shard.move_*, superuser only there; these proxies connect as the caller, so only

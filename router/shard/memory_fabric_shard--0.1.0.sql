@@ -809,3 +809,37 @@ SELECT * FROM memory_fabric.tenant_grants;
 $fn$;
 REVOKE ALL ON FUNCTION memory_fabric_shard.read_tenant_grants(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric_shard.read_tenant_grants(text) TO memory_fabric_admin;
+
+-- Capture, review and promote in one shard transaction, as one node runs them in one client
+-- transaction (router/DESIGN.md §6): memory_fabric_router.capture_review_promote() calls it.
+-- As the caller's role, pinned as the router's caller pinned (the pin undone at return, by the SET
+-- clause); promote only when review lets the candidate through without a human. It adds no
+-- power: it calls the three public functions, which check everything.
+CREATE FUNCTION memory_fabric_shard.capture_review_promote(pin text, p_tenant text, p_text text, p_source text, p_classification text, p_user_id text,
+    p_intent_id text, p_evidence_refs jsonb, p_entity text, p_predicate text, p_value jsonb, p_write_class text,
+    p_confidence double precision, p_actor text, p_metadata jsonb)
+RETURNS TABLE (candidate_id text, status text, reviewer text, resolution text, reason text, memory_id text)
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    c memory_fabric.candidates;
+    r memory_fabric.reviews;
+    m text;
+BEGIN
+    PERFORM memory_fabric_shard._serve(pin, p_tenant);
+    PERFORM pg_catalog.set_config('memory_fabric.tenant_id', coalesce(pin, ''), true);
+    SELECT * INTO STRICT c FROM memory_fabric.capture_memory(p_tenant, p_text, p_source, p_classification,
+        user_id => p_user_id, intent_id => p_intent_id, evidence_refs => coalesce(p_evidence_refs, '[]'),
+        entity => p_entity, predicate => p_predicate, value => p_value, write_class => p_write_class,
+        confidence => p_confidence, actor => p_actor, metadata => coalesce(p_metadata, '{}'));
+    SELECT * INTO STRICT r FROM memory_fabric.review_candidate(c.id);
+    IF r.reviewer = 'auto' AND (r.status = 'pending_promotion'
+                                OR (r.status = 'contradicts' AND r.contradiction_resolution IN ('supersede', 'coexist'))) THEN
+        SELECT p.id INTO STRICT m FROM memory_fabric.promote(c.id) p;
+    END IF;
+    RETURN QUERY SELECT c.id, r.status, r.reviewer, r.contradiction_resolution, r.reason, m;
+END
+$fn$;
+REVOKE ALL ON FUNCTION memory_fabric_shard.capture_review_promote FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_shard.capture_review_promote TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+

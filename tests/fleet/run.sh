@@ -37,6 +37,8 @@ fleet status
 eval "$(fleet env)"
 export MF_PG_BINDIR MF_PGUSER
 "$MF_PY" "$MF_ROOT/tests/fleet/test_router.py" || rc=1
+# capture, review and promote in one shard transaction (router/DESIGN.md §6)
+"$MF_PY" "$MF_ROOT/tests/fleet/test_pipeline.py" || rc=1
 # moving a tenant between the shards under load (router/DESIGN.md §7)
 "$MF_PY" "$MF_ROOT/tests/fleet/test_move.py" || rc=1
 # a third shard added to the running fleet moves no tenant
