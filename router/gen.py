@@ -40,6 +40,9 @@ BATCH = ("_promote_pending_count", "_promote_pending_batch", "_purge_expired_pen
 STAR_ALL = ("grant_tenant", "revoke_tenant", "set_policy")
 # functions with no tenant and no id: run on every shard
 RUN_ALL = ("my_tenants", "create_embedding_index")
+# reads that may run on a shard's hot standby: with memory_fabric_router.read_from = 'standby', on
+# the cluster memory_fabric_ro (_read_cluster), whose partitions prefer a standby
+STANDBY_READS = ("recall", "recall_fact")
 # relations read directly: a router view of the same name shows the pinned tenant's rows
 VIEWS = ("review_queue", "metrics", "candidates", "reviews", "decisions", "promoted_memory", "consents",
          "events", "policies", "embedding_models", "tenant_grants")
@@ -500,12 +503,13 @@ REVOKE ALL ON memory_fabric.{rel} FROM PUBLIC;""")
             remote = f"SELECT memory_fabric_shard.{ident(name)}({remote_args});"
         pres = f["result"]
         allset = name in RUN_ALL or name in STAR_ALL
+        cluster = "memory_fabric_router._read_cluster()" if name in STANDBY_READS else "'memory_fabric'"
         out.append(f"""
 CREATE FUNCTION memory_fabric_router._p_{name}({pparams})
 RETURNS {pres}
 LANGUAGE plproxy
 AS $fn$
-    CLUSTER 'memory_fabric';
+    CLUSTER {cluster};
     RUN ON part_no;
     {remote}
 $fn$;""")
@@ -594,6 +598,21 @@ END"""
 
 
 ROLLUP = r"""
+-- The cluster a standby-capable read (recall, recall_fact) runs on: memory_fabric_ro, whose
+-- partitions list each group's nodes with target_session_attrs=prefer-standby (scripts/fleet.sh
+-- --ha creates it), when the caller set memory_fabric_router.read_from = 'standby' and that server
+-- exists; else memory_fabric. A standby may lag its primary: a memory promoted a moment ago may
+-- not be recalled there yet.
+CREATE FUNCTION memory_fabric_router._read_cluster() RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT CASE WHEN pg_catalog.current_setting('memory_fabric_router.read_from', true) = 'standby'
+             AND EXISTS (SELECT 1 FROM pg_catalog.pg_foreign_server s WHERE s.srvname = 'memory_fabric_ro')
+            THEN 'memory_fabric_ro' ELSE 'memory_fabric' END
+$fn$;
+REVOKE ALL ON FUNCTION memory_fabric_router._read_cluster() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._read_cluster() TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+
 -- The cross-tenant metrics rollup for admins: the metrics of every tenant the caller may act for
 -- ('*' is not expanded), each read on its own shard with the pin set to that tenant, so each
 -- shard checks the grant. A shard that is down fails the rollup (08006).

@@ -1297,7 +1297,7 @@ CREATE FUNCTION memory_fabric_router._p_recall(part_no integer, pin_value text, 
 RETURNS TABLE(memory_id text, text text, tier text, priority numeric, score double precision, relevance double precision, recency double precision, importance double precision, low_confidence boolean, in_contradiction boolean, contradicts text[], candidate_id text, evidence_refs jsonb, source text, captured_at timestamp with time zone, consent_id text, classification text, user_scope text, intent_scope text, entity text, predicate text, value jsonb, write_class text, confidence double precision, promoted_at timestamp with time zone, expires_at timestamp with time zone, embedding_model text)
 LANGUAGE plproxy
 AS $fn$
-    CLUSTER 'memory_fabric';
+    CLUSTER memory_fabric_router._read_cluster();
     RUN ON part_no;
     SELECT * FROM memory_fabric_shard.recall(pin_value, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9);
 $fn$;
@@ -1326,7 +1326,7 @@ CREATE FUNCTION memory_fabric_router._p_recall_fact(part_no integer, pin_value t
 RETURNS TABLE(memory_id text, text text, tier text, priority numeric, score double precision, relevance double precision, recency double precision, importance double precision, low_confidence boolean, in_contradiction boolean, contradicts text[], candidate_id text, evidence_refs jsonb, source text, captured_at timestamp with time zone, consent_id text, classification text, user_scope text, intent_scope text, entity text, predicate text, value jsonb, write_class text, confidence double precision, promoted_at timestamp with time zone, expires_at timestamp with time zone, embedding_model text)
 LANGUAGE plproxy
 AS $fn$
-    CLUSTER 'memory_fabric';
+    CLUSTER memory_fabric_router._read_cluster();
     RUN ON part_no;
     SELECT * FROM memory_fabric_shard.recall_fact(pin_value, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8);
 $fn$;
@@ -1744,6 +1744,21 @@ END
 $procedure$;
 REVOKE ALL ON PROCEDURE memory_fabric.reembed_memories(IN tenant_id text, IN batch_size integer) FROM PUBLIC;
 GRANT EXECUTE ON PROCEDURE memory_fabric.reembed_memories(IN tenant_id text, IN batch_size integer) TO memory_fabric_admin;
+
+-- The cluster a standby-capable read (recall, recall_fact) runs on: memory_fabric_ro, whose
+-- partitions list each group's nodes with target_session_attrs=prefer-standby (scripts/fleet.sh
+-- --ha creates it), when the caller set memory_fabric_router.read_from = 'standby' and that server
+-- exists; else memory_fabric. A standby may lag its primary: a memory promoted a moment ago may
+-- not be recalled there yet.
+CREATE FUNCTION memory_fabric_router._read_cluster() RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT CASE WHEN pg_catalog.current_setting('memory_fabric_router.read_from', true) = 'standby'
+             AND EXISTS (SELECT 1 FROM pg_catalog.pg_foreign_server s WHERE s.srvname = 'memory_fabric_ro')
+            THEN 'memory_fabric_ro' ELSE 'memory_fabric' END
+$fn$;
+REVOKE ALL ON FUNCTION memory_fabric_router._read_cluster() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._read_cluster() TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 
 -- The cross-tenant metrics rollup for admins: the metrics of every tenant the caller may act for
 -- ('*' is not expanded), each read on its own shard with the pin set to that tenant, so each

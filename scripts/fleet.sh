@@ -30,7 +30,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 MF_FLEET_DIR=${MF_FLEET_DIR:-$MF_STATE/fleet}
-MF_FLEET_PORT=${MF_FLEET_PORT:-56400}
+MF_FLEET_PORT=${MF_FLEET_PORT:-26400}   # below the ephemeral port range (32768 up): an --ha fleet listens on TCP
 MF_FLEET_DB=${MF_FLEET_DB:-memory_fabric}
 MF_FLEET_SOCK=${MF_FLEET_SOCK:-$MF_FLEET_DIR/sock}
 if [ $(( ${#MF_FLEET_SOCK} + 20 )) -gt 100 ]; then
@@ -178,6 +178,17 @@ CREATE SERVER memory_fabric FOREIGN DATA WRAPPER plproxy OPTIONS ($opts);
 CREATE USER MAPPING FOR PUBLIC SERVER memory_fabric;
 GRANT USAGE ON FOREIGN SERVER memory_fabric TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 SQL
+    if is_ha; then
+      # reads that may run on a standby (memory_fabric_router.read_from = 'standby'): the same
+      # groups, preferring a standby
+      opts="modular_mapping '1', connection_lifetime '1800'"
+      for ((k = 0; k < n; k++)); do opts+=", p$k '$(partition "$k" | sed 's/target_session_attrs=read-write/target_session_attrs=prefer-standby/')'"; done
+      node_psql router "$MF_FLEET_DB" <<SQL
+CREATE SERVER memory_fabric_ro FOREIGN DATA WRAPPER plproxy OPTIONS ($opts);
+CREATE USER MAPPING FOR PUBLIC SERVER memory_fabric_ro;
+GRANT USAGE ON FOREIGN SERVER memory_fabric_ro TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+SQL
+    fi
   elif [ "$have" -lt "$n" ]; then
     # A tenant the directory does not list lives where the hash of its name puts it among the
     # shards there are: a new shard would move that place, and its calls would go where its rows

@@ -9,7 +9,7 @@
 # One pg_auto_failover monitor and, per group (shard) K, a formation "shardK" with two nodes,
 # shardK-a and shardK-b (a primary and a synchronous secondary, either may be the primary), on
 # 127.0.0.1 only:
-#   monitor      port P                  (default 56500, $MF_HA_PORT)
+#   monitor      port P                  (default 26500, $MF_HA_PORT)
 #   shardK-a     port P + 1 + 2K
 #   shardK-b     port P + 2 + 2K
 # Each group's database ($MF_HA_DB, default memory_fabric) holds `memory_fabric` (created on the
@@ -24,7 +24,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 MF_HA_DIR=${MF_HA_DIR:-$MF_STATE/fleet-ha}
-MF_HA_PORT=${MF_HA_PORT:-56500}
+MF_HA_PORT=${MF_HA_PORT:-26500}   # below the ephemeral port range (32768 up): the nodes listen on TCP
 MF_HA_DB=${MF_HA_DB:-memory_fabric}
 MF_HA_HOST=${MF_HA_HOST:-127.0.0.1}
 # How long a client waits for one host of a group before trying the other (libpq connect_timeout).

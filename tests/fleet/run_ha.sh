@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The fleet's failover test (router/HA.md, router/DESIGN.md §8): a throwaway 2-shard --ha fleet of
 # its own (each shard a pg_auto_failover group; its own directory under $MF_STATE and its own ports,
-# default 56800…56805, so a developer's or a benchmark's fleet is not touched), then
+# default 26800…26805, below the ephemeral port range (32768 up), since the nodes listen on
+# 127.0.0.1 and a port there may be taken by an outgoing connection; so a developer's or a benchmark's fleet is not touched), then
 # tests/fleet/test_failover.py: kill -9 of shard 0's primary while clients write through the router.
 # Everything is stopped and removed afterwards.
 #   bash tests/fleet/run_ha.sh        (needs memory_fabric installed: cargo pgrx install; TAP output)
@@ -10,7 +11,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 . "$MF_ROOT/clients/python/tests/env.sh"
 export MF_FLEET_DIR=${MF_FLEET_HA_TEST_DIR:-$MF_STATE/fleet-ha-test}
-export MF_FLEET_PORT=${MF_FLEET_HA_TEST_PORT:-56800}
+export MF_FLEET_PORT=${MF_FLEET_HA_TEST_PORT:-26800}   # below the ephemeral port range: the nodes listen on TCP
 fleet() { bash "$MF_ROOT/scripts/fleet.sh" "$@"; }
 purge() { fleet stop || true; rm -rf "$MF_FLEET_DIR"; }
 cleanup() {

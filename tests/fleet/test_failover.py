@@ -261,6 +261,31 @@ def main() -> None:
     check(isinstance(got, list) and any(r[0] is True and str(r[1]) == mid for r in got),
           f"recall on shard{k}-{standby} (hot standby) finds the memory promoted through the router after the failover ({got})")
 
+    # the same recall through the router, asked of a standby (memory_fabric_router.read_from)
+    got = None
+    on_standby = 0
+    for _ in range(50):
+        try:
+            # the router session stays open while the standby is asked who is connected: PL/Proxy
+            # keeps its connection to the node for the session
+            with router("fo_agent") as c:
+                with c.transaction():
+                    c.execute("SELECT set_config('memory_fabric_router.read_from', 'standby', true)")
+                    c.execute("SELECT set_config('memory_fabric.tenant_id', 'fo_t0', true)")
+                    got = [str(r[0]) for r in c.execute(
+                        "SELECT memory_id FROM memory_fabric.recall('fo_t0', 'support', user_id => %s)", (probe,))]
+                with psycopg.connect(host="127.0.0.1", port=node_port(k, standby), dbname=DB, user=SUPER,
+                                     autocommit=True) as s:
+                    on_standby = s.execute("SELECT count(*) FROM pg_stat_activity WHERE usename = 'fo_agent'").fetchone()[0]
+            if mid in got and on_standby > 0:
+                break
+        except psycopg.Error as e:
+            got = e
+        time.sleep(0.2)
+    check(isinstance(got, list) and mid in got and on_standby > 0,
+          f"recall through the router with read_from = standby finds it, served by shard{k}-{standby} "
+          f"({on_standby} fo_agent connection(s) there; {got})")
+
     if failures:
         print(f"# {len(failures)} failed", flush=True)
         sys.exit(1)
