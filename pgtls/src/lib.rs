@@ -171,7 +171,7 @@ impl Settings {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let algorithms = provider.signature_verification_algorithms;
         let verifier: Arc<dyn ServerCertVerifier> = match (self.mode, &self.roots) {
-            (Mode::Disable, _) | (_, Roots::None) => Arc::new(Unverified { algorithms }),
+            (Mode::Disable, _) | (_, Roots::None) => Arc::new(Verifier { roots: None, algorithms }),
             (mode, roots) => {
                 let store = Arc::new(load_roots(roots)?);
                 if mode == Mode::VerifyFull {
@@ -179,7 +179,7 @@ impl Settings {
                         .build()
                         .map_err(|e| format!("cannot use {roots}: {e}"))?
                 } else {
-                    Arc::new(ChainOnly { roots: store, algorithms })
+                    Arc::new(Verifier { roots: Some(store), algorithms })
                 }
             }
         };
@@ -351,57 +351,18 @@ fn load_client_cert(cert: &Path, key: &Path) -> Result<(Vec<CertificateDer<'stat
     Ok((chain, key_der))
 }
 
-/// require (and allow, prefer) without root certificates: the certificate is not verified, as
-/// libpq does not; the handshake's signature is, so the server must hold the certificate's key.
+/// The verifier of every mode but verify-full. Without roots (require, allow, prefer without root
+/// certificates) the certificate is not verified, as libpq does not; with roots (verify-ca, and
+/// require with root certificates) the chain up to a root and the validity dates are, not the
+/// host name. Either way the handshake's signature is checked, so the server must hold the
+/// certificate's key.
 #[derive(Debug)]
-struct Unverified {
+struct Verifier {
+    roots: Option<Arc<RootCertStore>>,
     algorithms: WebPkiSupportedAlgorithms,
 }
 
-impl ServerCertVerifier for Unverified {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.algorithms.supported_schemes()
-    }
-}
-
-/// verify-ca (and require with root certificates): the chain up to a root and the validity
-/// dates, not the host name.
-#[derive(Debug)]
-struct ChainOnly {
-    roots: Arc<RootCertStore>,
-    algorithms: WebPkiSupportedAlgorithms,
-}
-
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -410,14 +371,10 @@ impl ServerCertVerifier for ChainOnly {
         _ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        let cert = ParsedCertificate::try_from(end_entity)?;
-        rustls::client::verify_server_cert_signed_by_trust_anchor(
-            &cert,
-            &self.roots,
-            intermediates,
-            now,
-            self.algorithms.all,
-        )?;
+        if let Some(roots) = &self.roots {
+            let cert = ParsedCertificate::try_from(end_entity)?;
+            rustls::client::verify_server_cert_signed_by_trust_anchor(&cert, roots, intermediates, now, self.algorithms.all)?;
+        }
         Ok(ServerCertVerified::assertion())
     }
 
