@@ -9,7 +9,6 @@ call under test runs as one of those roles.
 from __future__ import annotations
 
 import asyncio
-import os
 import unittest
 from dataclasses import fields
 
@@ -17,37 +16,28 @@ import psycopg
 from pgvector import Vector
 
 import memory_fabric as mf
+import pgtest
 from memory_fabric import types
 
 DB = "memory_fabric_python"
-ADMIN_INFO = os.environ.get("MF_TEST_CONNINFO", "")
+ADMIN_INFO = pgtest.ADMIN_INFO
 ROLES = {"agent": "mf_py_agent", "reviewer": "mf_py_reviewer", "admin": "mf_py_admin",
          "other_agent": "mf_py_agent2"}
 
 
 def conninfo(user: str) -> str:
-    return psycopg.conninfo.make_conninfo(ADMIN_INFO, dbname=DB, user=user)
+    return pgtest.conninfo(DB, user)
 
 
 def setUpModule() -> None:
-    with psycopg.connect(ADMIN_INFO, dbname="postgres", autocommit=True) as c:
-        c.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-        c.execute(f"CREATE DATABASE {DB}")
-    with psycopg.connect(ADMIN_INFO, dbname=DB, autocommit=True) as c:
-        c.execute("SET client_min_messages = warning")
-        c.execute("CREATE EXTENSION memory_fabric CASCADE")
-        for kind, role in ROLES.items():
-            c.execute(f"DROP ROLE IF EXISTS {role}")
-            c.execute(f"CREATE ROLE {role} LOGIN IN ROLE memory_fabric_{kind.replace('other_', '')}")
+    with pgtest.fresh_database(DB, [(role, kind.replace("other_", "")) for kind, role in ROLES.items()]) as c:
+        for role in ROLES.values():
             c.execute("SELECT memory_fabric.grant_tenant(%s, 't_py')", (role,))
         c.execute("SELECT memory_fabric.grant_tenant(%s, 't_py_other')", (ROLES["admin"],))
 
 
 def tearDownModule() -> None:
-    with psycopg.connect(ADMIN_INFO, dbname="postgres", autocommit=True) as c:
-        c.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-        for role in ROLES.values():
-            c.execute(f"DROP ROLE IF EXISTS {role}")
+    pgtest.drop_database(DB, ROLES.values())
 
 
 class Sync(unittest.TestCase):

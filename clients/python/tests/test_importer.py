@@ -24,10 +24,11 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 import memory_fabric as mf
+import pgtest
 from memory_fabric import importer
 
 DB = "memory_fabric_importer"
-ADMIN_INFO = os.environ.get("MF_TEST_CONNINFO", "")
+ADMIN_INFO = pgtest.ADMIN_INFO
 AGENT = "mf_imp_agent"
 REVIEWER = "mf_imp_reviewer"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -40,19 +41,11 @@ TENANTS = ("t_imp", "t_imp_facts", "t_imp_other", "t_imp_dry", "t_imp_resume")
 
 
 def conninfo(user: str) -> str:
-    return psycopg.conninfo.make_conninfo(ADMIN_INFO, dbname=DB, user=user)
+    return pgtest.conninfo(DB, user)
 
 
 def setUpModule() -> None:
-    with psycopg.connect(ADMIN_INFO, dbname="postgres", autocommit=True) as c:
-        c.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-        c.execute(f"CREATE DATABASE {DB}")
-    with psycopg.connect(ADMIN_INFO, dbname=DB, autocommit=True) as c:
-        c.execute("SET client_min_messages = warning")
-        c.execute("CREATE EXTENSION memory_fabric CASCADE")
-        for role, kind in ((AGENT, "agent"), (REVIEWER, "reviewer")):
-            c.execute(f"DROP ROLE IF EXISTS {role}")
-            c.execute(f"CREATE ROLE {role} LOGIN IN ROLE memory_fabric_{kind}")
+    with pgtest.fresh_database(DB, ((AGENT, "agent"), (REVIEWER, "reviewer"))) as c:
         for t in TENANTS:
             c.execute("SELECT memory_fabric.grant_tenant(%s, %s)", (AGENT, t))
         for t in ("t_imp", "t_imp_facts"):
@@ -63,10 +56,7 @@ def setUpModule() -> None:
 
 
 def tearDownModule() -> None:
-    with psycopg.connect(ADMIN_INFO, dbname="postgres", autocommit=True) as c:
-        c.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-        for role in (AGENT, REVIEWER):
-            c.execute(f"DROP ROLE IF EXISTS {role}")
+    pgtest.drop_database(DB, (AGENT, REVIEWER))
 
 
 def run_importer(*args: str, user: str = AGENT) -> subprocess.CompletedProcess[str]:

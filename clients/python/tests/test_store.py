@@ -9,51 +9,40 @@ The superuser only makes the database, the roles and their grants.
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
 import sys
 import threading
 import unittest
 from typing import Any
 
-import psycopg
 from langgraph.store.base import (GetOp, InvalidNamespaceError, Item, ListNamespacesOp, MatchCondition, PutOp,
                                   SearchItem, SearchOp)
 
 import memory_fabric as mf
+import pgtest
 from memory_fabric.store import (InvalidKeyError, MemoryFabricStore, PutNotApplied, PutOutcome, decode_key,
                                  decode_label, encode_key, encode_label)
 
 DB = "memory_fabric_store"
-ADMIN_INFO = os.environ.get("MF_TEST_CONNINFO", "")
+ADMIN_INFO = pgtest.ADMIN_INFO
 ROLES = {"agent": "mf_store_agent", "reviewer": "mf_store_reviewer", "admin": "mf_store_admin"}
 T, OTHER = "t_store", "t_store_other"
 
 
 def conninfo(user: str) -> str:
-    return psycopg.conninfo.make_conninfo(ADMIN_INFO, dbname=DB, user=user)
+    return pgtest.conninfo(DB, user)
 
 
 def make_database() -> None:
     """The database, its roles and their grants (test_graph.py makes them too)."""
-    with psycopg.connect(ADMIN_INFO, dbname="postgres", autocommit=True) as c:
-        c.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-        c.execute(f"CREATE DATABASE {DB}")
-    with psycopg.connect(ADMIN_INFO, dbname=DB, autocommit=True) as c:
-        c.execute("SET client_min_messages = warning")
-        c.execute("CREATE EXTENSION memory_fabric CASCADE")
-        for kind, role in ROLES.items():
-            c.execute(f"DROP ROLE IF EXISTS {role}")
-            c.execute(f"CREATE ROLE {role} LOGIN IN ROLE memory_fabric_{kind}")
+    with pgtest.fresh_database(DB, [(role, kind) for kind, role in ROLES.items()]) as c:
+        for role in ROLES.values():
             c.execute("SELECT memory_fabric.grant_tenant(%s, %s)", (role, T))
         c.execute("SELECT memory_fabric.grant_tenant(%s, %s)", (ROLES["admin"], OTHER))
 
 
 def drop_database() -> None:
-    with psycopg.connect(ADMIN_INFO, dbname="postgres", autocommit=True) as c:
-        c.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-        for role in ROLES.values():
-            c.execute(f"DROP ROLE IF EXISTS {role}")
+    pgtest.drop_database(DB, ROLES.values())
 
 
 def setUpModule() -> None:
