@@ -11,6 +11,8 @@
 # (every candidate reviewed once; what review let through promoted) before it is reported.
 # Writes bench/results/bulk-<date>/results.tsv and bench/BULK.md.
 set -euo pipefail
+# the tests' installation tree and cluster, never the system's (scripts/lib.sh)
+export MF_TESTING=1
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 rows=2000 batch=200 release=1
 while [ $# -gt 0 ]; do
@@ -27,7 +29,7 @@ out=$MF_ROOT/bench/results/bulk-$stamp
 mkdir -p "$out"
 mf_log "building (release=$release)"
 flags=(); [ $release = 1 ] && flags=(--release)
-cargo pgrx install "${flags[@]}" --pg-config "$MF_PG_CONFIG" > "$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
+bash scripts/install.sh "${flags[@]}" > "$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
 bash scripts/cluster.sh start
 db=memory_fabric_bench_bulk
 now_ms() { date +%s%3N; }

@@ -5,6 +5,8 @@
 # baseline in the same run. Prints a Markdown section for BENCHMARKS.md.
 #   bash bench/console.sh [--rows N] [--requests N]
 set -euo pipefail
+# the tests' installation tree and cluster, never the system's (scripts/lib.sh)
+export MF_TESTING=1
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 . "$MF_ROOT/clients/python/tests/env.sh"
 cd "$MF_ROOT"

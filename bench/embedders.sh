@@ -7,12 +7,14 @@
 #   bash bench/embedders.sh [--transactions N]
 # Prints a Markdown section for BENCHMARKS.md.
 set -euo pipefail
+# the tests' installation tree and cluster, never the system's (scripts/lib.sh)
+export MF_TESTING=1
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 txns=300
 [ "${1:-}" = --transactions ] && txns=$2
 cd "$MF_ROOT"
 mf_log "installing a release build"
-cargo pgrx install --release --pg-config "$MF_PG_CONFIG" > "$MF_BUILD/bench-embedders-install.log" 2>&1 \
+bash scripts/install.sh --release > "$MF_BUILD/bench-embedders-install.log" 2>&1 \
   || { cat "$MF_BUILD/bench-embedders-install.log"; exit 1; }
 bash "$MF_ROOT/scripts/cluster.sh" restart >/dev/null
 dir=$("$MF_PG_CONFIG" --sharedir)/extension/memory_fabric/all-MiniLM-L6-v2

@@ -18,6 +18,8 @@
 # Prints a Markdown section for BENCHMARKS.md; results in bench/results/fleet-<date>/. The fleet
 # is stopped and removed at the end (--keep keeps it).
 set -euo pipefail
+# the tests' installation tree and cluster, never the system's (scripts/lib.sh)
+export MF_TESTING=1
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 seconds=20 rounds=2 keep=0 nusers=200
 while [ $# -gt 0 ]; do

@@ -18,6 +18,8 @@
 # Each measurement checks its result (every row re-embedded or tombstoned) before it is reported.
 # Writes bench/results/maintenance-<date>/results.tsv and bench/MAINTENANCE.md.
 set -euo pipefail
+# the tests' installation tree and cluster, never the system's (scripts/lib.sh)
+export MF_TESTING=1
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 rows=20000,50000 batch=500 release=1
 while [ $# -gt 0 ]; do
@@ -34,7 +36,7 @@ out=$MF_ROOT/bench/results/maintenance-$stamp
 mkdir -p "$out"
 mf_log "building (release=$release)"
 flags=(); [ $release = 1 ] && flags=(--release)
-cargo pgrx install "${flags[@]}" --pg-config "$MF_PG_CONFIG" > "$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
+bash scripts/install.sh "${flags[@]}" > "$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
 bash scripts/cluster.sh start
 db=memory_fabric_bench_maint
 q() { mf_psql -X -q -At -d "$db" "$@"; }

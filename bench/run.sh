@@ -9,6 +9,8 @@
 # Every measured operation calls the public functions as an ordinary role (bench_agent) with
 # row-level security on; loading uses COPY. Results: bench/results/<date>/ and BENCHMARKS.md.
 set -euo pipefail
+# the tests' installation tree and cluster, never the system's (scripts/lib.sh)
+export MF_TESTING=1
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 sizes=10000,100000,1000000 clients=1,4,16 seconds=20 smoke=0 release=1 txns=100 reuse=0 load_only=0 hnsw=0
 db=memory_fabric_bench
@@ -31,9 +33,9 @@ out=$MF_ROOT/bench/results/$(date -u +%Y%m%dT%H%M%SZ); [ $smoke = 1 ] && out=$MF
 rm -rf "$out"; mkdir -p "$out"; chmod 777 "$out"
 mf_log "building (release=$release)"
 if [ $release = 1 ]; then
-  cargo pgrx install --release --pg-config "$MF_PG_CONFIG" > "$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
+  bash scripts/install.sh --release > "$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
 else
-  cargo pgrx install --pg-config "$MF_PG_CONFIG" > "$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
+  bash scripts/install.sh > "$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
 fi
 cargo build -q --release -p memory_fabric_bench
 if [ $smoke = 0 ]; then

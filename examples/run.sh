@@ -13,6 +13,8 @@
 # environment: PGHOST, PGPORT, PGDATABASE, PGUSER (the agent), MF_EXAMPLE_REVIEWER and
 # MF_EXAMPLE_WRITER (role names).
 set -euo pipefail
+# the tests' own installation tree and cluster, never the system's (scripts/lib.sh)
+export MF_TESTING=1
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 out=$MF_BUILD/examples; mkdir -p "$out"
 only=("$@")

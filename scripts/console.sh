@@ -16,8 +16,7 @@ bash "$MF_ROOT/scripts/setup.sh"
 cd "$MF_ROOT"
 mkdir -p "$MF_BUILD/logs"
 mf_log "building and installing the extension"
-cargo pgrx install --pg-config "$MF_PG_CONFIG" >"$MF_BUILD/logs/install.log" 2>&1 \
-  || { cat "$MF_BUILD/logs/install.log"; exit 1; }
+bash "$MF_ROOT/scripts/install.sh"
 bash "$MF_ROOT/scripts/cluster.sh" start
 db=memory_fabric_console
 mf_psql -d postgres -q -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"

@@ -7,8 +7,7 @@ bash "$MF_ROOT/scripts/setup.sh"
 cd "$MF_ROOT"
 mf_log "building and installing the extension"
 mkdir -p "$MF_BUILD/logs"
-cargo pgrx install --pg-config "$MF_PG_CONFIG" >"$MF_BUILD/logs/install.log" 2>&1 \
-  || { cat "$MF_BUILD/logs/install.log"; exit 1; }
+bash "$MF_ROOT/scripts/install.sh"
 bash "$MF_ROOT/scripts/cluster.sh" start
 mf_psql -d postgres -q -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS memory_fabric_demo" -c "CREATE DATABASE memory_fabric_demo"
 mf_psql -d memory_fabric_demo -q -c "SET client_min_messages = warning" -c "CREATE EXTENSION memory_fabric CASCADE"

@@ -27,7 +27,7 @@ if [ "${MF_SKIP_MODEL:-0}" = 1 ]; then
   exit 0
 fi
 
-dest=$("$MF_PG_CONFIG" --sharedir)/extension/memory_fabric/all-MiniLM-L6-v2
+dest=$("$MF_SYS_PG_CONFIG" --sharedir)/extension/memory_fabric/all-MiniLM-L6-v2
 
 installed() {
   local f sum

@@ -22,11 +22,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   mf_sudo apt-get update -qq
   mf_sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-[ -x "$MF_PG_CONFIG" ] || mf_die "pg_config not found at $MF_PG_CONFIG"
+[ -x "$MF_SYS_PG_CONFIG" ] || mf_die "pg_config not found at $MF_SYS_PG_CONFIG"
 
 # Debian's package starts a 'main' cluster on 5432; ours is private, so leave it alone.
 
-sharedir=$("$MF_PG_CONFIG" --sharedir)
+sharedir=$("$MF_SYS_PG_CONFIG" --sharedir)
 if [ ! -f "$sharedir/extension/vector.control" ]; then
   if apt-cache policy "postgresql-$MF_PG_MAJOR-pgvector" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
     mf_log "installing postgresql-$MF_PG_MAJOR-pgvector"
@@ -45,8 +45,8 @@ if [ ! -f "$sharedir/extension/vector.control" ]; then
     rm -rf "$apt_dir"/pgvector-*
     (cd "$apt_dir" && apt-get "${aptopts[@]}" source pgvector >/dev/null)
     src=$(ls -d "$apt_dir"/pgvector-*/ | head -n1)
-    make -s -C "$src" PG_CONFIG="$MF_PG_CONFIG" -j"$(nproc)"
-    mf_sudo make -s -C "$src" PG_CONFIG="$MF_PG_CONFIG" install
+    make -s -C "$src" PG_CONFIG="$MF_SYS_PG_CONFIG" -j"$(nproc)"
+    mf_sudo make -s -C "$src" PG_CONFIG="$MF_SYS_PG_CONFIG" install
   fi
 fi
 
@@ -55,9 +55,9 @@ if ! cargo pgrx --version 2>/dev/null | grep -q " $MF_PGRX_VERSION\$"; then
   cargo install cargo-pgrx --version "$MF_PGRX_VERSION" --locked
 fi
 
-if ! grep -qs "pg$MF_PG_MAJOR = \"$MF_PG_CONFIG\"" "$HOME/.pgrx/config.toml"; then
-  mf_log "cargo pgrx init --pg$MF_PG_MAJOR $MF_PG_CONFIG"
-  cargo pgrx init "--pg$MF_PG_MAJOR" "$MF_PG_CONFIG"
+if ! grep -qs "pg$MF_PG_MAJOR = \"$MF_SYS_PG_CONFIG\"" "$HOME/.pgrx/config.toml"; then
+  mf_log "cargo pgrx init --pg$MF_PG_MAJOR $MF_SYS_PG_CONFIG"
+  cargo pgrx init "--pg$MF_PG_MAJOR" "$MF_SYS_PG_CONFIG"
 fi
 bash "$MF_ROOT/scripts/install_model.sh"
 mf_log "setup complete"

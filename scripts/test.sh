@@ -25,10 +25,20 @@
 #   7. bench    a seconds-long smoke of the benchmark (bench/run.sh --smoke)
 # Exits non-zero if any layer fails; ends with a "N passed, N failed" line.
 # Name layers to run only those: bash scripts/test.sh regress
+# The tests never touch the system's PostgreSQL installation: they install into trees of their
+# own (MF_TESTING=1, scripts/lib.sh and scripts/tree.sh) and run clusters of their own; the last
+# check says the system's memory_fabric files were left as they were.
 set -euo pipefail
+export MF_TESTING=1
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bash "$MF_ROOT/scripts/setup.sh"
 cd "$MF_ROOT"
+# the system's memory_fabric files, as the run found them
+system_files() {
+  find "$("$MF_SYS_PG_CONFIG" --pkglibdir)" "$("$MF_SYS_PG_CONFIG" --sharedir)/extension" -maxdepth 1 \
+    -name 'memory_fabric*' -printf '%p %i %s %T@\n' 2>/dev/null | sort
+}
+system_before=$(system_files)
 mkdir -p "$MF_BUILD/logs"
 logs=$MF_BUILD/logs
 total_pass=0 total_fail=0 failed_layers=()
@@ -64,8 +74,8 @@ suite() {
 ready=0
 cluster_ready() {
   [ $ready = 1 ] && return
-  mf_log "installing the extension"
-  cargo pgrx install --pg-config "$MF_PG_CONFIG" >"$logs/install.log" 2>&1 || { cat "$logs/install.log"; exit 1; }
+  mf_log "installing the extension in the tests' tree $MF_TREE"
+  bash "$MF_ROOT/scripts/install.sh" >"$logs/install.log" 2>&1 || { cat "$logs/install.log"; exit 1; }
   bash "$MF_ROOT/scripts/cluster.sh" start
   ready=1
 }
@@ -99,13 +109,18 @@ total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
 [ $rc = 0 ] || failed_layers+=(unit)
 fi
 
-# 2. pg_test (installs a pg_test build of the extension; the normal build is installed after)
+# 2. pg_test: cargo pgrx test copies its build over the installed files in place, so it gets a
+# tree of its own (no other cluster loads from it), named by a PGRX_HOME of its own
 if want pg_test; then
 pgtest_data=$MF_STATE/pgtest
-mkdir -p "$pgtest_data"
+pgtest_tree=$MF_BASE/inst-pgtest
+pgtest_home=$MF_BASE/pgrx-home
+mkdir -p "$pgtest_data" "$pgtest_home"
 if mf_is_root; then chown postgres:postgres "$pgtest_data"; fi
+bash "$MF_ROOT/scripts/tree.sh" "$pgtest_tree"
+printf '[configs]\npg%s = "%s"\n' "$MF_PG_MAJOR" "$pgtest_tree$MF_SYS_PG_BINDIR/pg_config" > "$pgtest_home/config.toml"
 runas=(); if mf_is_root; then runas=(--runas postgres); fi
-rc=0; layer pg_test "$logs/pg_test.log" cargo pgrx test "pg$MF_PG_MAJOR" "${runas[@]}" --pgdata "$pgtest_data/data" || rc=$?
+rc=0; layer pg_test "$logs/pg_test.log" env PGRX_HOME="$pgtest_home" cargo pgrx test "pg$MF_PG_MAJOR" "${runas[@]}" --pgdata "$pgtest_data/data" || rc=$?
 read -r p f < <(count_cargo "$logs/pg_test.log")
 total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
 [ $rc = 0 ] || { failed_layers+=(pg_test); [ "$f" -gt 0 ] || total_fail=$((total_fail + 1)); }
@@ -196,6 +211,15 @@ if want bench; then
   rc=0; layer bench "$logs/bench.log" bash "$MF_ROOT/bench/run.sh" --smoke || rc=$?
   f=$(grep -c 'failed (rc=' "$logs/bench.log" || true)
   if [ $rc != 0 ] || [ "$f" -gt 0 ]; then failed_layers+=(bench); total_fail=$((total_fail + 1)); else total_pass=$((total_pass + 1)); fi
+fi
+
+# the system's installation: the run wrote nothing there
+if [ "$(system_files)" = "$system_before" ]; then
+  echo "ok - the system's memory_fabric files were not touched"; total_pass=$((total_pass + 1))
+else
+  echo "not ok - the system's memory_fabric files were not touched"
+  diff <(printf '%s\n' "$system_before") <(system_files) || true
+  total_fail=$((total_fail + 1)); failed_layers+=(system)
 fi
 
 echo

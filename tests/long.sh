@@ -4,10 +4,12 @@
 #   bash tests/long.sh
 #   CLIENTS=16 SECONDS_LOAD=120 CALLS=5000 CYCLES=5 CASES=20000 bash tests/long.sh   # shorter
 set -euo pipefail
+# the tests' own installation tree and cluster, never the system's (scripts/lib.sh)
+export MF_TESTING=1
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 clients=${CLIENTS:-32} seconds=${SECONDS_LOAD:-300} calls=${CALLS:-20000} cycles=${CYCLES:-10} cases=${CASES:-50000}
 bash "$MF_ROOT/scripts/setup.sh"
-cargo pgrx install --pg-config "$MF_PG_CONFIG" > "$MF_BUILD/logs/long-install.log" 2>&1
+bash "$MF_ROOT/scripts/install.sh" > "$MF_BUILD/logs/long-install.log" 2>&1
 bash "$MF_ROOT/scripts/cluster.sh" start
 python3 -c "import psycopg" 2>/dev/null || python3 -m pip install -q "psycopg[binary]"
 mf_log "load: $clients clients for $seconds s"

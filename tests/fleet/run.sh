@@ -6,6 +6,8 @@
 #   bash tests/fleet/run.sh            (needs memory_fabric installed: cargo pgrx install)
 # Set MF_FLEET_KEEP=1 to keep the fleet afterwards for a look (scripts/fleet.sh status|psql).
 set -euo pipefail
+# the tests' own installation tree and cluster, never the system's (scripts/lib.sh)
+export MF_TESTING=1
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 . "$MF_ROOT/clients/python/tests/env.sh"
 export MF_FLEET_DIR=${MF_FLEET_TEST_DIR:-$MF_STATE/fleet-test}

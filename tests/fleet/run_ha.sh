@@ -8,6 +8,8 @@
 #   bash tests/fleet/run_ha.sh        (needs memory_fabric installed: cargo pgrx install; TAP output)
 # MF_FLEET_KEEP=1 keeps the fleet for a look (scripts/fleet.sh status|psql with the same MF_FLEET_*).
 set -euo pipefail
+# the tests' own installation tree and cluster, never the system's (scripts/lib.sh)
+export MF_TESTING=1
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 . "$MF_ROOT/clients/python/tests/env.sh"
 export MF_FLEET_DIR=${MF_FLEET_HA_TEST_DIR:-$MF_STATE/fleet-ha-test}

@@ -8,6 +8,8 @@
 #   bash tests/load/run.sh                         # 8 clients, 10 s (part of scripts/test.sh)
 #   bash tests/load/run.sh --clients 32 --seconds 300
 set -euo pipefail
+# the tests' own installation tree and cluster, never the system's (scripts/lib.sh)
+export MF_TESTING=1
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 clients=8 seconds=10 db=memory_fabric_load
 while [ $# -gt 0 ]; do

@@ -5,6 +5,8 @@
 # this test, then errors are driven through the Rust code: a query cancelled inside it (57014), an
 # error raised by a function it calls (P0001), and a too-long argument (54000).
 set -euo pipefail
+# the tests' own installation tree and cluster, never the system's (scripts/lib.sh)
+export MF_TESTING=1
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 db=memory_fabric_backtraces
 # restart_with ENV-ARGS: restart the cluster with `env ENV-ARGS` in front of pg_ctl

@@ -9,6 +9,8 @@
 #   - the pipeline, the views and the maintenance calls run as ordinary roles without calling any;
 #   - ALTER EXTENSION UPDATE from the previous release, with the same shadows, calls none either.
 set -euo pipefail
+# the tests' own installation tree and cluster, never the system's (scripts/lib.sh)
+export MF_TESTING=1
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 extdir=$("$MF_PG_CONFIG" --sharedir)/extension
 current=$(awk -F'"' '/^version =/{print $2; exit}' "$MF_ROOT/Cargo.toml")

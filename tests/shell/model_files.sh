@@ -4,6 +4,8 @@
 # refused under either setting (never silently replaced by the hashing model). Run as an
 # ordinary agent role; only the superuser may point memory_fabric.model_dir elsewhere.
 set -euo pipefail
+# the tests' own installation tree and cluster, never the system's (scripts/lib.sh)
+export MF_TESTING=1
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 db=memory_fabric_model_files
 tmp=$(mktemp -d /tmp/mf_model_files.XXXXXX)

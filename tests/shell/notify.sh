@@ -3,6 +3,8 @@
 # its review commits; an auto-tier review sends none, and a rolled-back review sends none.
 # (psql prints the sender's PID, so this lives here rather than in pg_regress.)
 set -euo pipefail
+# the tests' own installation tree and cluster, never the system's (scripts/lib.sh)
+export MF_TESTING=1
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 db=memory_fabric_shell
 mf_psql -d postgres -q -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"

@@ -4,6 +4,8 @@
 # pipeline, grants tenants, dumps, and restores into a new database. The one superuser step is
 # installing pgvector, which is not a trusted extension on this machine.
 set -euo pipefail
+# the tests' own installation tree and cluster, never the system's (scripts/lib.sh)
+export MF_TESTING=1
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 out=$MF_BUILD/owner_dump; rm -rf "$out"; mkdir -p "$out"; chmod 777 "$out"
 su() { mf_psql -q -X "$@"; }

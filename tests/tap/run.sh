@@ -5,6 +5,8 @@
 #   bash tests/tap/run.sh              # all of tests/tap/t
 #   MF_CRASH_CYCLES=10 MF_CRASH_CLIENTS=8 bash tests/tap/run.sh t/001_crash.pl
 set -euo pipefail
+# the tests' own installation tree and cluster, never the system's (scripts/lib.sh)
+export MF_TESTING=1
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 here=$MF_ROOT/tests/tap
 work=$MF_BUILD/tap

@@ -9,6 +9,8 @@
 # installed under a side name and compared as it is: so CI fails when the schema changes without
 # a new version and an upgrade script.
 set -euo pipefail
+# the tests' own installation tree and cluster, never the system's (scripts/lib.sh)
+export MF_TESTING=1
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 extdir=$("$MF_PG_CONFIG" --sharedir)/extension
 current=$(awk -F'"' '/^version =/{print $2; exit}' "$MF_ROOT/Cargo.toml")

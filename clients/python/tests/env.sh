@@ -2,6 +2,8 @@
 # The Python side's virtual environment, $MF_BUILD/pyenv: made once, with the pinned and hashed
 # requirements-test.txt (pip --require-hashes), and made again only when that file changes.
 # Source it: it sets MF_PY to the environment's python.
+# the tests' own installation tree and cluster, never the system's (scripts/lib.sh)
+export MF_TESTING=1
 . "$(dirname "${BASH_SOURCE[0]}")/../../../scripts/lib.sh"
 MF_PYENV=$MF_BUILD/pyenv
 MF_PY=$MF_PYENV/bin/python
