@@ -41,8 +41,9 @@ async fn act<F>(ctx: &Ctx, tenant: &str, back: &str, f: F) -> Result<Response, A
 where
     F: for<'t> FnOnce(&'t tokio_postgres::Transaction<'t>) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<String, AppError>> + Send + 't>>,
 {
+    // a new connection, so that PostgreSQL checks the password again before any admin action
+    let mut g = ctx.conn_fresh().await?;
     let result = async {
-        let mut g = ctx.conn().await?;
         let tx = db::begin(g.as_mut().expect("connected"), Some(tenant)).await?;
         let m = f(&tx).await?;
         tx.commit().await?;
@@ -171,7 +172,8 @@ pub async fn record_consent(ctx: Ctx, Form(f): Form<ConsentForm>) -> Result<Resp
     let (subject, purpose, basis) = (f.subject.trim().to_string(), f.purpose.trim().to_string(), f.basis.trim().to_string());
     let (preds, classes) = (list(&f.predicates), list(&f.classifications));
     let (until, supersedes) = (opt(&f.valid_until), opt(&f.supersedes));
-    let auditor = ctx.session.display_name.clone();
+    // the role's own name, as on decisions
+    let auditor = ctx.session.role.clone();
     let t = tenant.clone();
     act(&ctx, &tenant, "/admin/consents", move |tx| {
         Box::pin(async move {

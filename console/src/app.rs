@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use maud::html;
 use tokio::sync::MutexGuard;
-use tokio_postgres::Client;
 
 use crate::config::Settings;
-use crate::db::{self, Failure, PgError};
+use crate::db::{self, Conn, Failure, PgError};
+use crate::limits::Gate;
 use crate::session::{self, Lookup, Session, Store};
 use crate::views;
 
@@ -20,6 +20,8 @@ pub struct Inner {
     pub cfg: Settings,
     pub pg: db::Pg,
     pub store: Store,
+    /// The live-queue streams of every session (--max-streams).
+    pub streams: Arc<Gate>,
 }
 
 #[derive(Clone)]
@@ -99,6 +101,15 @@ impl IntoResponse for AppError {
                 html! { h1 { "Refused by the database" } (views::error_box(&e)) p { a href="/" { "Back to the console" } } },
             ),
             AppError::Db(Failure::SignInAgain(_)) => AppError::SignedOut(Why::Ended).into_response(),
+            AppError::Db(Failure::Full(e)) => {
+                let mut r = bare_page(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Too many connections",
+                    html! { h1 { "Too many connections" } (views::error_box(&e)) p { a href="/" { "Back to the console" } } },
+                );
+                r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                r
+            }
             AppError::Db(Failure::Unavailable(m)) | AppError::Db(Failure::Lost(m)) => {
                 let mut r = bare_page(
                     StatusCode::SERVICE_UNAVAILABLE,
@@ -133,8 +144,8 @@ pub fn not_found(what: &str, id: &str) -> Response {
     )
 }
 
-/// The signed-in operator of a request. For a POST, a cross-origin request (Origin not this host)
-/// is refused before anything else; the handler checks the form's CSRF token itself.
+/// The signed-in operator of a request. (A POST from another origin never gets here: guard.rs
+/// refuses it first; the handler checks the form's CSRF token itself.)
 pub struct Ctx {
     pub app: App,
     pub session: Arc<Session>,
@@ -144,9 +155,6 @@ impl FromRequestParts<App> for Ctx {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Ctx, AppError> {
-        if parts.method != Method::GET && parts.method != Method::HEAD && !same_origin(parts) {
-            return Err(AppError::Csrf);
-        }
         match app.store.lookup(&parts.headers) {
             Lookup::Found(session) => Ok(Ctx { app: app.clone(), session }),
             Lookup::Expired => Err(AppError::SignedOut(Why::Expired)),
@@ -155,12 +163,49 @@ impl FromRequestParts<App> for Ctx {
     }
 }
 
-/// When the browser says where a request comes from (Origin), it must be this host.
-pub fn same_origin(parts: &Parts) -> bool {
-    let Some(origin) = parts.headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else { return true };
-    let Some(host) = parts.headers.get(header::HOST).and_then(|v| v.to_str().ok()) else { return false };
-    let origin_host = origin.split_once("://").map(|(_, h)| h).unwrap_or("");
-    origin_host.eq_ignore_ascii_case(host)
+impl App {
+    /// Ends a session: out of the store, its connections closed now (a request still holding
+    /// the session does not keep them open).
+    pub fn end(&self, s: &Session, conn: &mut Option<Conn>) {
+        self.store.remove(&s.id);
+        *conn = None;
+        if let Ok(mut l) = s.listener.try_lock() {
+            *l = None;
+        }
+    }
+
+    /// Makes `conn` the session's checked connection: opened again (PostgreSQL checks the
+    /// password anew) when it is closed, when `fresh`, or when the last check is older than
+    /// --reauth-seconds; then the role asked whether it may still use the console
+    /// (db::role_allowed). A role the database no longer lets in ends the session.
+    pub async fn check(&self, s: &Session, conn: &mut Option<Conn>, fresh: bool) -> Result<(), AppError> {
+        if fresh || conn.as_ref().is_none_or(|c| c.is_closed()) || s.since_authenticated() > self.cfg.reauth {
+            // the old connection goes first: its place under the caps is the new one's
+            *conn = None;
+            match self.pg.connect(&s.credentials, db::Messages::Ignore).await {
+                Ok(c) => {
+                    *conn = Some(c);
+                    s.authenticated_now();
+                }
+                Err(e) => {
+                    let f = db::classify_connect(&e);
+                    if let Failure::SignInAgain(_) = f {
+                        self.end(s, conn);
+                        return Err(AppError::SignedOut(Why::Ended));
+                    }
+                    return Err(AppError::Db(f));
+                }
+            }
+        }
+        match db::role_allowed(conn.as_ref().expect("connected")).await {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                self.end(s, conn);
+                Err(AppError::SignedOut(Why::Ended))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
 }
 
 impl Ctx {
@@ -178,24 +223,19 @@ impl Ctx {
         }
     }
 
-    /// The session's connection, opened again when it was closed. A role the database no longer
-    /// lets in ends the session.
-    pub async fn conn(&self) -> Result<MutexGuard<'_, Option<Client>>, AppError> {
+    /// The session's connection, checked (App::check): for reading.
+    pub async fn conn(&self) -> Result<MutexGuard<'_, Option<Conn>>, AppError> {
         let mut g = self.session.conn.lock().await;
-        if g.as_ref().is_none_or(|c| c.is_closed()) {
-            *g = None;
-            match self.app.pg.connect(&self.session.credentials, db::Messages::Ignore).await {
-                Ok(c) => *g = Some(c),
-                Err(e) => {
-                    let f = db::classify_connect(&e);
-                    if let Failure::SignInAgain(_) = f {
-                        self.app.store.remove(&self.session.id);
-                        return Err(AppError::SignedOut(Why::Ended));
-                    }
-                    return Err(AppError::Db(f));
-                }
-            }
-        }
+        self.app.check(&self.session, &mut g, false).await?;
+        Ok(g)
+    }
+
+    /// The session's connection opened anew with its credentials, so that PostgreSQL checks the
+    /// password again: for every decision and admin action. A changed password or NOLOGIN ends
+    /// the session here, before anything is recorded.
+    pub async fn conn_fresh(&self) -> Result<MutexGuard<'_, Option<Conn>>, AppError> {
+        let mut g = self.session.conn.lock().await;
+        self.app.check(&self.session, &mut g, true).await?;
         Ok(g)
     }
 
@@ -237,7 +277,7 @@ pub async fn security_headers(mut r: Response) -> Response {
     );
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     // same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` with every
-    // form post (Fetch, "serializing a request origin"), which same_origin() refuses. same-origin
+    // form post (Fetch, "serializing a request origin"), which guard::check refuses. same-origin
     // sends this origin to this origin only, and `null` to every other site.
     h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
@@ -245,26 +285,4 @@ pub async fn security_headers(mut r: Response) -> Response {
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
     r
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use axum::http::Request;
-
-    fn parts(origin: Option<&str>, host: &str) -> Parts {
-        let mut b = Request::builder().method("POST").uri("/signout").header("host", host);
-        if let Some(o) = origin {
-            b = b.header("origin", o);
-        }
-        b.body(()).unwrap().into_parts().0
-    }
-
-    #[test]
-    fn cross_origin_posts_are_refused() {
-        assert!(same_origin(&parts(None, "127.0.0.1:8088")));
-        assert!(same_origin(&parts(Some("http://127.0.0.1:8088"), "127.0.0.1:8088")));
-        assert!(!same_origin(&parts(Some("http://evil.example"), "127.0.0.1:8088")));
-        assert!(!same_origin(&parts(Some("null"), "127.0.0.1:8088")));
-    }
 }

@@ -10,7 +10,7 @@ memory-fabric-console: the operator's console for memory_fabric, a web page for 
 Every query runs as the signed-in operator's own PostgreSQL role.
 
 USAGE:
-    memory-fabric-console [--listen ADDR] [--dsn CONNINFO] [--tenants A,B] [--idle-minutes N]
+    memory-fabric-console [--listen ADDR] [--dsn CONNINFO] [--allowed-hosts H,H] [--tenants A,B] [...]
 
 OPTIONS (each also read from the environment variable shown; the option wins):
     --listen ADDR        address and port to serve (MEMORY_FABRIC_CONSOLE_LISTEN; default
@@ -22,10 +22,38 @@ OPTIONS (each also read from the environment variable shown; the option wins):
                          never read. TLS as libpq: sslmode (PGSSLMODE) disable, allow, prefer
                          (default), require, verify-ca, verify-full; sslrootcert (PGSSLROOTCERT)
                          a PEM file or `system`, else ~/.postgresql/root.crt.
+    --allowed-hosts H,H  the host names (NAME or NAME:PORT) a request's Host and Origin may name
+                         (MEMORY_FABRIC_CONSOLE_ALLOWED_HOSTS); a NAME without a port allows the
+                         listen port and none (a proxy on 80 or 443). Default: the listen address
+                         and, when it is a loopback or unspecified address, localhost, both with
+                         the listen port. Any other Host gets 421
     --tenants A,B        the tenants the chooser offers, each only to roles granted it
                          (MEMORY_FABRIC_CONSOLE_TENANTS)
     --idle-minutes N     sign a session out after N idle minutes (MEMORY_FABRIC_CONSOLE_IDLE_MINUTES;
                          default 30)
+    --session-hours N    sign a session out N hours after sign-in however busy
+                         (MEMORY_FABRIC_CONSOLE_SESSION_HOURS; 1 to 12, default 8)
+    --reauth-seconds S   check a session's password again (a new connection) at its first request
+                         after S seconds, and sweep idle sessions as often when that is under a
+                         minute (MEMORY_FABRIC_CONSOLE_REAUTH_SECONDS; 5 to 3600, default 300);
+                         every decision and admin action checks it, whatever S
+    --header-timeout S   a request's header, and its body, must arrive within S seconds, and a
+                         kept-alive connection is closed after S idle seconds
+                         (MEMORY_FABRIC_CONSOLE_HEADER_TIMEOUT; default 10)
+    --max-connections N  open HTTP connections at most (MEMORY_FABRIC_CONSOLE_MAX_CONNECTIONS;
+                         default 256); a new one closes the oldest idle one, or gets 503
+    --max-connections-per-ip N
+                         per client address (MEMORY_FABRIC_CONSOLE_MAX_CONNECTIONS_PER_IP;
+                         default 64); beyond, the address's oldest idle one is closed, or 429
+    --max-streams N      live-queue streams at most (MEMORY_FABRIC_CONSOLE_MAX_STREAMS; default 64)
+    --max-streams-per-session N
+                         per session (MEMORY_FABRIC_CONSOLE_MAX_STREAMS_PER_SESSION; default 4)
+    --max-db-connections N
+                         PostgreSQL connections the console holds at most, all roles together
+                         (MEMORY_FABRIC_CONSOLE_MAX_DB_CONNECTIONS; default 32)
+    --max-db-connections-per-role N
+                         per role (MEMORY_FABRIC_CONSOLE_MAX_DB_CONNECTIONS_PER_ROLE; default 8);
+                         a session holds one, and one more while a live queue is open
     --secure-cookies     mark cookies Secure, for a console behind a TLS proxy
                          (MEMORY_FABRIC_CONSOLE_SECURE_COOKIES=1)
     --allow-trust-auth   accept sign-ins the database did not check a password for (trust in
@@ -41,10 +69,45 @@ pub struct Settings {
     pub pg: tokio_postgres::Config,
     /// libpq's sslmode and sslrootcert, from the connection string or PGSSLMODE, PGSSLROOTCERT.
     pub tls: memory_fabric_pgtls::Settings,
+    /// The names a request's Host (and a POST's Origin) may give.
+    pub hosts: crate::guard::Allowed,
     pub tenants: Vec<String>,
     pub idle: Duration,
+    /// A session's absolute lifetime.
+    pub session_max_age: Duration,
+    /// A session's password is checked again (a new connection) at its first request, or the
+    /// sweep, after this long, so that a password change ends a session that only reads.
+    pub reauth: Duration,
     pub secure_cookies: bool,
     pub allow_trust_auth: bool,
+    pub limits: Limits,
+}
+
+/// The bounds on what clients may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Reading a request's header (and its body), and a kept-alive connection's idle wait.
+    pub header_timeout: Duration,
+    pub connections: usize,
+    pub connections_per_ip: usize,
+    pub streams: usize,
+    pub streams_per_session: usize,
+    pub db_connections: usize,
+    pub db_connections_per_role: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            header_timeout: Duration::from_secs(10),
+            connections: 256,
+            connections_per_ip: 64,
+            streams: 64,
+            streams_per_session: 4,
+            db_connections: 32,
+            db_connections_per_role: 8,
+        }
+    }
 }
 
 pub enum Parsed {
@@ -53,10 +116,36 @@ pub enum Parsed {
     Version,
 }
 
+/// A whole number (of `unit`, when given) in `range`, or a message naming the option.
+fn number(name: &str, s: &str, range: std::ops::RangeInclusive<u64>, unit: &str) -> Result<u64, String> {
+    let of = if unit.is_empty() { String::new() } else { format!(" of {unit}") };
+    s.parse::<u64>()
+        .ok()
+        .filter(|n| range.contains(n))
+        .ok_or_else(|| format!("{name} {s:?}: give a whole number{of} from {} to {}", range.start(), range.end()))
+}
+
 /// Parses the arguments (without the program name); `env` reads a variable. Errors are messages
 /// for stderr.
 pub fn parse_args(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Parsed, String> {
-    let (mut listen, mut dsn, mut tenants, mut idle) = (None, None, None, None);
+    // the options that take a value, with their environment variables
+    const VALUED: [(&str, &str); 14] = [
+        ("--listen", "MEMORY_FABRIC_CONSOLE_LISTEN"),
+        ("--dsn", "MEMORY_FABRIC_CONSOLE_DSN"),
+        ("--tenants", "MEMORY_FABRIC_CONSOLE_TENANTS"),
+        ("--idle-minutes", "MEMORY_FABRIC_CONSOLE_IDLE_MINUTES"),
+        ("--allowed-hosts", "MEMORY_FABRIC_CONSOLE_ALLOWED_HOSTS"),
+        ("--session-hours", "MEMORY_FABRIC_CONSOLE_SESSION_HOURS"),
+        ("--reauth-seconds", "MEMORY_FABRIC_CONSOLE_REAUTH_SECONDS"),
+        ("--header-timeout", "MEMORY_FABRIC_CONSOLE_HEADER_TIMEOUT"),
+        ("--max-connections", "MEMORY_FABRIC_CONSOLE_MAX_CONNECTIONS"),
+        ("--max-connections-per-ip", "MEMORY_FABRIC_CONSOLE_MAX_CONNECTIONS_PER_IP"),
+        ("--max-streams", "MEMORY_FABRIC_CONSOLE_MAX_STREAMS"),
+        ("--max-streams-per-session", "MEMORY_FABRIC_CONSOLE_MAX_STREAMS_PER_SESSION"),
+        ("--max-db-connections", "MEMORY_FABRIC_CONSOLE_MAX_DB_CONNECTIONS"),
+        ("--max-db-connections-per-role", "MEMORY_FABRIC_CONSOLE_MAX_DB_CONNECTIONS_PER_ROLE"),
+    ];
+    let mut given: Vec<Option<String>> = vec![None; VALUED.len()];
     let (mut secure, mut trust) = (false, false);
     let mut i = 0;
     while i < args.len() {
@@ -80,12 +169,8 @@ pub fn parse_args(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Resu
             Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
             _ => (arg.as_str(), None),
         };
-        let slot = match name {
-            "--listen" => &mut listen,
-            "--dsn" => &mut dsn,
-            "--tenants" => &mut tenants,
-            "--idle-minutes" => &mut idle,
-            _ => return Err(format!("unknown argument {arg:?} (see --help)")),
+        let Some(slot) = VALUED.iter().position(|(n, _)| *n == name) else {
+            return Err(format!("unknown argument {arg:?} (see --help)"));
         };
         let value = match inline {
             Some(v) => v,
@@ -94,34 +179,75 @@ pub fn parse_args(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Resu
                 args.get(i).cloned().ok_or_else(|| format!("{name} needs a value"))?
             }
         };
-        *slot = Some(value);
+        given[slot] = Some(value);
         i += 1;
     }
-    let pick = |v: Option<String>, var: &str| v.or_else(|| env(var)).filter(|s| !s.is_empty());
+    // the option, else its environment variable; empty is unset
+    let pick = |name: &str| -> Option<String> {
+        let at = VALUED.iter().position(|(n, _)| *n == name).expect("a known option");
+        given[at].clone().or_else(|| env(VALUED[at].1)).filter(|s| !s.is_empty())
+    };
     let flag = |var: &str| env(var).is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes" | "on"));
-    let listen = pick(listen, "MEMORY_FABRIC_CONSOLE_LISTEN").unwrap_or_else(|| "127.0.0.1:8088".into());
+    let listen = pick("--listen").unwrap_or_else(|| "127.0.0.1:8088".into());
     let listen = SocketAddr::from_str(&listen).map_err(|e| format!("--listen {listen:?}: {e} (give ADDRESS:PORT)"))?;
-    let (pg, tls) = pg_config(pick(dsn, "MEMORY_FABRIC_CONSOLE_DSN").as_deref(), env)?;
-    let tenants = pick(tenants, "MEMORY_FABRIC_CONSOLE_TENANTS")
-        .map(|s| parse_tenants(&s))
-        .transpose()?
-        .unwrap_or_default();
-    let idle = match pick(idle, "MEMORY_FABRIC_CONSOLE_IDLE_MINUTES") {
-        None => 30,
-        Some(s) => s
-            .parse::<u64>()
-            .ok()
-            .filter(|n| (1..=24 * 60).contains(n))
-            .ok_or_else(|| format!("--idle-minutes {s:?}: give a whole number of minutes from 1 to 1440"))?,
+    let (pg, tls) = pg_config(pick("--dsn").as_deref(), env)?;
+    let tenants = pick("--tenants").map(|s| parse_tenants(&s)).transpose()?.unwrap_or_default();
+    let hosts = match pick("--allowed-hosts") {
+        None => crate::guard::Allowed::default_for(listen),
+        Some(s) => crate::guard::Allowed::parse(&s, listen.port()).map_err(|e| format!("--allowed-hosts: {e}"))?,
+    };
+    let amount = |name: &str, default: u64, range, unit| pick(name).map_or(Ok(default), |s| number(name, &s, range, unit));
+    let idle = amount("--idle-minutes", 30, 1..=24 * 60, "minutes")?;
+    let hours = amount("--session-hours", 8, 1..=12, "hours")?;
+    let reauth = amount("--reauth-seconds", 300, 5..=3600, "seconds")?;
+    let d = Limits::default();
+    let count = |name: &str| -> Result<Option<usize>, String> {
+        pick(name).map(|s| number(name, &s, 1..=100_000, "").map(|n| n as usize)).transpose()
+    };
+    // a part's cap left at its default follows a smaller whole; one given above it is an error
+    let part = |name: &str, default: usize, whole: usize, whole_name: &str| -> Result<usize, String> {
+        match count(name)? {
+            None => Ok(default.min(whole)),
+            Some(n) if n > whole => Err(format!("{name} ({n}) is above {whole_name} ({whole})")),
+            Some(n) => Ok(n),
+        }
+    };
+    let connections = count("--max-connections")?.unwrap_or(d.connections);
+    let db_connections = count("--max-db-connections")?.unwrap_or(d.db_connections);
+    // each stream holds a connection: some must be left for pages
+    let streams = match count("--max-streams")? {
+        None => d.streams.min(connections.saturating_sub(1).max(1)),
+        Some(n) if n >= connections => {
+            return Err(format!("--max-streams ({n}) must be below --max-connections ({connections}): each stream holds a connection"))
+        }
+        Some(n) => n,
+    };
+    let limits = Limits {
+        header_timeout: Duration::from_secs(amount("--header-timeout", d.header_timeout.as_secs(), 1..=300, "seconds")?),
+        connections,
+        connections_per_ip: part("--max-connections-per-ip", d.connections_per_ip, connections, "--max-connections")?,
+        streams,
+        streams_per_session: part("--max-streams-per-session", d.streams_per_session, streams, "--max-streams")?,
+        db_connections,
+        db_connections_per_role: part(
+            "--max-db-connections-per-role",
+            d.db_connections_per_role,
+            db_connections,
+            "--max-db-connections",
+        )?,
     };
     Ok(Parsed::Run(Box::new(Settings {
         listen,
         pg,
         tls,
+        hosts,
         tenants,
         idle: Duration::from_secs(idle * 60),
+        session_max_age: Duration::from_secs(hours * 3600),
+        reauth: Duration::from_secs(reauth),
         secure_cookies: secure || flag("MEMORY_FABRIC_CONSOLE_SECURE_COOKIES"),
         allow_trust_auth: trust || flag("MEMORY_FABRIC_CONSOLE_ALLOW_TRUST_AUTH"),
+        limits,
     })))
 }
 
@@ -264,6 +390,34 @@ mod tests {
         let s = parse(&["--dsn", "host=db"], &[("PGSSLMODE", "require")]).unwrap();
         assert_eq!(s.tls.mode, memory_fabric_pgtls::Mode::Require);
         assert!(parse(&["--dsn", "host=db sslmode=maybe"], &[]).unwrap_err().contains("invalid sslmode"));
+    }
+
+    #[test]
+    fn caps_and_timeouts_from_options_and_environment() {
+        let s = parse(&[], &[]).unwrap();
+        assert_eq!(s.limits, Limits::default());
+        assert_eq!((s.session_max_age, s.reauth), (Duration::from_secs(8 * 3600), Duration::from_secs(300)));
+        assert_eq!(s.hosts.describe(), "127.0.0.1:8088, localhost:8088");
+        let s = parse(
+            &["--max-db-connections-per-role=2", "--header-timeout", "3", "--allowed-hosts", "console.example.com"],
+            &[("MEMORY_FABRIC_CONSOLE_MAX_DB_CONNECTIONS", "4"), ("MEMORY_FABRIC_CONSOLE_MAX_DB_CONNECTIONS_PER_ROLE", "3"),
+              ("MEMORY_FABRIC_CONSOLE_MAX_STREAMS_PER_SESSION", "2"), ("MEMORY_FABRIC_CONSOLE_SESSION_HOURS", "1"),
+              ("MEMORY_FABRIC_CONSOLE_REAUTH_SECONDS", "30")],
+        )
+        .unwrap();
+        assert_eq!((s.limits.db_connections, s.limits.db_connections_per_role), (4, 2));
+        assert_eq!((s.limits.streams_per_session, s.limits.header_timeout), (2, Duration::from_secs(3)));
+        assert_eq!((s.session_max_age, s.reauth), (Duration::from_secs(3600), Duration::from_secs(30)));
+        assert_eq!(s.hosts.describe(), "console.example.com");
+        assert!(parse(&["--session-hours", "13"], &[]).unwrap_err().contains("1 to 12"));
+        // a part left at its default follows a smaller whole
+        let s = parse(&["--max-connections", "8", "--max-db-connections", "2"], &[]).unwrap();
+        assert_eq!((s.limits.connections_per_ip, s.limits.streams, s.limits.db_connections_per_role), (8, 7, 2));
+        let e = parse(&["--max-db-connections", "2", "--max-db-connections-per-role", "3"], &[]).unwrap_err();
+        assert_eq!(e, "--max-db-connections-per-role (3) is above --max-db-connections (2)");
+        assert!(parse(&["--max-connections", "64", "--max-streams", "64"], &[]).unwrap_err().contains("must be below --max-connections"));
+        assert!(parse(&["--max-streams", "0"], &[]).unwrap_err().contains("from 1 to"));
+        assert!(parse(&["--allowed-hosts", "a/b"], &[]).unwrap_err().starts_with("--allowed-hosts: "));
     }
 
     #[test]

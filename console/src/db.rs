@@ -9,6 +9,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 use memory_fabric_pgtls::{self as tls, Settings as Tls};
 
+use crate::limits::{DbSlot, DbSlots, Full};
 use crate::session::Credentials;
 
 /// A PostgreSQL error as the operator sees it: never a stack trace, never the SQL.
@@ -37,6 +38,8 @@ pub enum Failure {
     Lost(String),
     /// The database no longer lets the role in (password changed, role dropped): sign in again.
     SignInAgain(PgError),
+    /// The console holds as many connections as it may (for the role, or in all).
+    Full(PgError),
 }
 
 fn db_error(e: &tokio_postgres::Error) -> Option<PgError> {
@@ -58,8 +61,19 @@ pub fn classify(e: &tokio_postgres::Error) -> Failure {
     }
 }
 
+/// Why a connection was not opened: a cap, or PostgreSQL.
+#[derive(Debug)]
+pub enum ConnectError {
+    Full(PgError),
+    Pg(tokio_postgres::Error),
+}
+
 /// A connection attempt's failure, sorted.
-pub fn classify_connect(e: &tokio_postgres::Error) -> Failure {
+pub fn classify_connect(e: &ConnectError) -> Failure {
+    let e = match e {
+        ConnectError::Full(p) => return Failure::Full(p.clone()),
+        ConnectError::Pg(e) => e,
+    };
     match db_error(e) {
         Some(d) if d.code == SqlState::INVALID_PASSWORD.code() || d.code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION.code() => {
             Failure::SignInAgain(d)
@@ -96,11 +110,57 @@ fn plain(e: &tokio_postgres::Error) -> String {
 }
 
 /// Where the database is and how to reach it: the settings without user or password, the plans
-/// for TLS (one per host where sockets and TLS hosts are mixed), and the rustls connector.
+/// for TLS (one per host where sockets and TLS hosts are mixed), and the rustls connector; and
+/// the caps on the connections the console holds.
 pub struct Pg {
     pub plans: Vec<tokio_postgres::Config>,
     pub connector: MakeRustlsConnect,
     pub tls: Tls,
+    pub slots: std::sync::Arc<DbSlots>,
+}
+
+/// A connection as an operator's role, holding its place under the caps until it is dropped
+/// (which closes it).
+pub struct Conn {
+    client: Client,
+    _slot: DbSlot,
+}
+
+impl std::ops::Deref for Conn {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        &self.client
+    }
+}
+
+impl std::ops::DerefMut for Conn {
+    fn deref_mut(&mut self) -> &mut Client {
+        &mut self.client
+    }
+}
+
+/// The refusal of a connection over a cap (53300, as PostgreSQL's own too_many_connections).
+fn full(role: &str, why: Full) -> PgError {
+    match why {
+        Full::Role(n) => PgError {
+            code: "53300".into(),
+            message: format!("too many console connections for role \"{role}\""),
+            detail: Some(format!(
+                "The console holds {n} connections as this role, its limit (--max-db-connections-per-role): \
+                 one per signed-in session, and one more while the session's live queue is open."
+            )),
+            hint: Some("Sign out of another session of this role, or wait for one to end.".into()),
+        },
+        Full::Total(n) => PgError {
+            code: "53300".into(),
+            message: "too many console connections".into(),
+            detail: Some(format!(
+                "The console holds {n} connections to the database, its limit (--max-db-connections), \
+                 which leaves the rest of max_connections to agents and other clients."
+            )),
+            hint: Some("Try again when another operator has signed out.".into()),
+        },
+    }
 }
 
 /// What to do with a connection's messages besides running it.
@@ -121,11 +181,22 @@ pub enum Live {
 
 impl Pg {
     pub fn new(cfg: &crate::config::Settings) -> Result<Pg, String> {
-        Ok(Pg { plans: cfg.tls.plans(&cfg.pg), connector: cfg.tls.connector()?, tls: cfg.tls.clone() })
+        Ok(Pg {
+            plans: cfg.tls.plans(&cfg.pg),
+            connector: cfg.tls.connector()?,
+            tls: cfg.tls.clone(),
+            slots: DbSlots::new(cfg.limits.db_connections, cfg.limits.db_connections_per_role),
+        })
     }
 
-    /// Connects as the operator's role, trying each plan in turn.
-    pub async fn connect(&self, who: &Credentials, messages: Messages) -> Result<Client, tokio_postgres::Error> {
+    /// Connects as the operator's role, trying each plan in turn, when the caps leave room.
+    pub async fn connect(&self, who: &Credentials, messages: Messages) -> Result<Conn, ConnectError> {
+        let slot = self.slots.take(&who.role).map_err(|why| ConnectError::Full(full(&who.role, why)))?;
+        let client = self.open(who, messages).await.map_err(ConnectError::Pg)?;
+        Ok(Conn { client, _slot: slot })
+    }
+
+    async fn open(&self, who: &Credentials, messages: Messages) -> Result<Client, tokio_postgres::Error> {
         let mut last = None;
         for plan in &self.plans {
             let mut c = plan.clone();
@@ -162,6 +233,20 @@ impl Pg {
         }
         Err(last.expect("at least one plan"))
     }
+}
+
+/// Whether the session's role may still use the console: it may log in, its password is not past
+/// VALID UNTIL, and it is neither a superuser nor exempt from row-level security. NOLOGIN, VALID
+/// UNTIL and DROP ROLE end no connection already open, so the console asks (one round trip).
+pub async fn role_allowed(client: &Client) -> Result<bool, tokio_postgres::Error> {
+    let rows = client
+        .simple_query(
+            "SELECT r.rolcanlogin AND NOT r.rolsuper AND NOT r.rolbypassrls
+                    AND (r.rolvaliduntil IS NULL OR r.rolvaliduntil > pg_catalog.now())
+             FROM pg_catalog.pg_roles r WHERE r.rolname = session_user",
+        )
+        .await?;
+    Ok(rows.iter().any(|m| matches!(m, tokio_postgres::SimpleQueryMessage::Row(r) if r.get(0) == Some("t"))))
 }
 
 /// Starts the request's transaction, pinned to the tenant when there is one.

@@ -9,6 +9,7 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use axum::extract::Query;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -24,9 +25,18 @@ use crate::pages::{load_queue, QueueFilter, QueueRow};
 use crate::views;
 
 /// `GET /queue/events`: `ready` once listening, then `queued` per notification; the stream ends
-/// when the listener's connection ends (the database restarted), and the page reconnects.
+/// when the listener's connection ends (the database restarted, the session ended), and the page
+/// reconnects. Streams are capped per session (429) and in all (503): each holds a connection.
 pub async fn events(ctx: Ctx) -> Result<Response, AppError> {
     ctx.tenant()?;
+    let Some(mine) = ctx.session.streams.enter() else {
+        return Ok(busy(StatusCode::TOO_MANY_REQUESTS, "too many live-queue streams for this session: close another tab of the queue\n"));
+    };
+    let Some(all) = ctx.app.streams.enter() else {
+        return Ok(busy(StatusCode::SERVICE_UNAVAILABLE, "too many live-queue streams on this console: try again in a moment\n"));
+    };
+    // the role is checked as for any request (and the session ended when it may no longer sign in)
+    drop(ctx.conn().await?);
     let rx = {
         let mut g = ctx.session.listener.lock().await;
         if g.as_ref().is_none_or(|(c, _)| c.is_closed()) {
@@ -56,8 +66,18 @@ pub async fn events(ctx: Ctx) -> Result<Response, AppError> {
             Ok(Live::Ended) => None,
         })
         .take_while(Option::is_some)
-        .map(|_| Ok(Event::default().event("queued").data("{}")));
+        // the passes go with the stream: given back when the browser goes away or the stream ends
+        .map(move |_| {
+            let _held = (&mine, &all);
+            Ok(Event::default().event("queued").data("{}"))
+        });
     Ok(Sse::new(ready.chain(notes)).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response())
+}
+
+fn busy(status: StatusCode, text: &'static str) -> Response {
+    let mut r = crate::serve::plain(status, text);
+    r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    r
 }
 
 /// One row of the queue, as the page's script builds it (every field set as text).

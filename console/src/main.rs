@@ -7,10 +7,13 @@ mod app;
 mod config;
 mod db;
 mod diff;
+mod guard;
+mod limits;
 mod live;
 mod memory;
 mod metrics;
 mod pages;
+mod serve;
 mod session;
 mod views;
 
@@ -23,7 +26,7 @@ use axum::Router;
 use crate::app::{App, Inner};
 use crate::config::Parsed;
 
-fn log(msg: &str) {
+pub(crate) fn log(msg: &str) {
     eprintln!("memory-fabric-console: {msg}");
 }
 
@@ -77,27 +80,74 @@ fn main() {
     }
 }
 
-async fn serve(settings: config::Settings) -> Result<(), String> {
+async fn serve(mut settings: config::Settings) -> Result<(), String> {
     let listen = settings.listen;
+    let asked = settings.limits;
+    settings.limits = serve::fit(asked, serve::open_files_limit());
+    if settings.limits != asked {
+        log(&format!(
+            "the open-files limit (ulimit -n) leaves room for {} connections: serving at most {} ({} per address, {} live-queue streams)",
+            settings.limits.connections, settings.limits.connections, settings.limits.connections_per_ip, settings.limits.streams
+        ));
+    }
     let pg = db::Pg::new(&settings)?;
-    let app = App(Arc::new(Inner { store: session::Store::new(settings.idle), pg, cfg: settings }));
+    let app = App(Arc::new(Inner {
+        store: session::Store::new(settings.idle, settings.session_max_age),
+        streams: limits::Gate::new(settings.limits.streams),
+        pg,
+        cfg: settings,
+    }));
     let sweeper = app.clone();
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(Duration::from_secs(60));
+        // every minute, or as often as the password is to be checked again when that is sooner
+        let mut tick = tokio::time::interval(SWEEP_EVERY.min(sweeper.cfg.reauth));
         loop {
             tick.tick().await;
             let n = sweeper.store.sweep();
-            if n > 0 {
-                log(&format!("signed out {n} idle session(s); {} open", sweeper.store.len()));
+            let ended = sweep_roles(&sweeper).await;
+            if n + ended > 0 {
+                log(&format!("signed out {n} idle or old session(s), {ended} whose role may no longer sign in; {} open", sweeper.store.len()));
             }
         }
     });
     let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| format!("cannot listen on {listen}: {e}"))?;
-    log(&format!("serving on http://{}", listener.local_addr().map_err(|e| e.to_string())?));
-    axum::serve(listener, router(app))
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await
-        .map_err(|e| format!("the server stopped: {e}"))
+    let l = &app.cfg.limits;
+    log(&format!(
+        "serving on http://{} for host names {}; at most {} connections ({} per address), {} database connections ({} per role)",
+        listener.local_addr().map_err(|e| e.to_string())?,
+        app.cfg.hosts.describe(),
+        l.connections,
+        l.connections_per_ip,
+        l.db_connections,
+        l.db_connections_per_role
+    ));
+    let routes = router(app.clone());
+    serve::run(listener, app, routes, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await;
+    Ok(())
+}
+
+/// How often idle sessions are swept and every session's role checked.
+const SWEEP_EVERY: Duration = Duration::from_secs(60);
+
+/// Checks every session that is not busy (App::check: its role, and its password when last
+/// checked more than --reauth-seconds ago), so that NOLOGIN, VALID UNTIL, a dropped role
+/// or a changed password end an idle session too and close its connections. Returns how many
+/// ended.
+async fn sweep_roles(app: &App) -> usize {
+    let mut ended = 0;
+    for s in app.store.all() {
+        // a session in the middle of a request is checked by that request
+        let Ok(mut g) = s.conn.try_lock() else { continue };
+        if g.as_ref().is_none_or(|c| c.is_closed()) {
+            continue;
+        }
+        let checked = tokio::time::timeout(Duration::from_secs(10), app.check(&s, &mut g, false)).await;
+        if let Ok(Err(app::AppError::SignedOut(_))) = checked {
+            ended += 1;
+        }
+    }
+    ended
 }

@@ -24,14 +24,14 @@ pub struct SigninQuery {
     why: String,
 }
 
+/// The sign-in form. There is no display name: decisions record the role's own name, so that an
+/// operator cannot decide under another's (a field sent anyway is ignored).
 #[derive(Deserialize, Default)]
 pub struct SigninForm {
     #[serde(default)]
     role: String,
     #[serde(default)]
     password: String,
-    #[serde(default)]
-    display_name: String,
     #[serde(default)]
     login: String,
 }
@@ -44,7 +44,7 @@ pub async fn root(State(app): State<App>, headers: HeaderMap) -> Redirect {
     }
 }
 
-fn signin_form(app: &App, role: &str, display: &str, note: Option<Markup>, status: StatusCode) -> Response {
+fn signin_form(app: &App, role: &str, note: Option<Markup>, status: StatusCode) -> Response {
     let token = session::random_token();
     let body = html! {
         h1 { "Sign in" }
@@ -55,8 +55,7 @@ fn signin_form(app: &App, role: &str, display: &str, note: Option<Markup>, statu
             input type="hidden" name="login" value=(token);
             label { "Role" input type="text" name="role" value=(role) required autocomplete="username" autofocus; }
             label { "Password" input type="password" name="password" autocomplete="current-password"; }
-            label { "Display name " small { "(recorded on your decisions; default: the role)" }
-                input type="text" name="display_name" value=(display) maxlength="256"; }
+            p { small { "Your decisions are recorded under your role's name." } }
             button #signin-submit type="submit" { "Sign in" }
         }
     };
@@ -80,11 +79,12 @@ pub async fn signin_page(State(app): State<App>, headers: HeaderMap, Query(q): Q
         "out" => Some(html! { p.flash.done role="status" { "Signed out." } }),
         _ => None,
     };
-    signin_form(&app, "", "", note, StatusCode::OK)
+    signin_form(&app, "", note, StatusCode::OK)
 }
 
 fn refused(app: &App, f: &SigninForm, e: &PgError) -> Response {
-    signin_form(app, &f.role, &f.display_name, Some(views::error_box(e)), StatusCode::UNAUTHORIZED)
+    let status = if e.code == "53300" { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::UNAUTHORIZED };
+    signin_form(app, &f.role, Some(views::error_box(e)), status)
 }
 
 /// What the database says about the role just signed in.
@@ -92,6 +92,7 @@ struct Who {
     role: String,
     powers: Powers,
     superuser: bool,
+    bypassrls: bool,
     installed: bool,
     version: i32,
 }
@@ -104,9 +105,10 @@ async fn who(client: &tokio_postgres::Client) -> Result<Who, tokio_postgres::Err
                         pg_catalog.to_regprocedure('memory_fabric.approve(text,text,text)'), 'EXECUTE'), false),
                     coalesce(pg_catalog.has_function_privilege(
                         pg_catalog.to_regprocedure('memory_fabric.set_policy(text,jsonb,text)'), 'EXECUTE'), false),
-                    (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user),
+                    (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user),
                     EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'memory_fabric'),
-                    pg_catalog.current_setting('server_version_num')::int",
+                    pg_catalog.current_setting('server_version_num')::int,
+                    (SELECT rolbypassrls FROM pg_catalog.pg_roles WHERE rolname = session_user)",
             &[],
         )
         .await?;
@@ -114,6 +116,7 @@ async fn who(client: &tokio_postgres::Client) -> Result<Who, tokio_postgres::Err
         role: r.get(0),
         powers: Powers { reviewer: r.get(1), admin: r.get(2) },
         superuser: r.get::<_, Option<bool>>(3).unwrap_or(false),
+        bypassrls: r.get::<_, Option<bool>>(6).unwrap_or(false),
         installed: r.get(4),
         version: r.get(5),
     })
@@ -129,39 +132,30 @@ async fn authenticated(client: &tokio_postgres::Client, version: i32) -> Result<
     Ok(Some(v.is_some()))
 }
 
-fn valid_display_name(s: &str) -> Result<(), String> {
-    if s.len() > 256 {
-        return Err("The display name is over 256 bytes.".into());
-    }
-    if s.trim() != s || s.chars().any(|c| c.is_control()) {
-        return Err("The display name may not have spaces at either end or control characters.".into());
-    }
-    Ok(())
-}
-
 pub async fn signin(State(app): State<App>, headers: HeaderMap, Form(f): Form<SigninForm>) -> Response {
     // the double-submit token: the form's must be the cookie this console set with it
     let cookie = session::cookie(&headers, session::LOGIN_COOKIE).unwrap_or_default();
     if f.login.is_empty() || !session::same_token(&f.login, &cookie) {
         let note = html! { p.flash.done role="status" { "The sign-in form had expired. Sign in again." } };
-        return signin_form(&app, &f.role, &f.display_name, Some(note), StatusCode::FORBIDDEN);
+        return signin_form(&app, &f.role, Some(note), StatusCode::FORBIDDEN);
     }
     let role = f.role.trim().to_string();
     if role.is_empty() || role.len() > 63 {
         return refused(&app, &f, &PgError::new("28000", "Give your PostgreSQL role's name (at most 63 bytes)."));
     }
-    let display = if f.display_name.trim().is_empty() { None } else { Some(f.display_name.clone()) };
-    if let Some(d) = &display {
-        if let Err(m) = valid_display_name(d) {
-            return refused(&app, &f, &PgError::new("22023", m));
+    let credentials = Credentials { role: role.clone(), password: f.password.clone() };
+    let mut opened = app.pg.connect(&credentials, db::Messages::Ignore).await;
+    if let Err(db::ConnectError::Full(_)) = opened {
+        // sessions past their time still hold their connections until the next sweep
+        if app.store.sweep() > 0 {
+            opened = app.pg.connect(&credentials, db::Messages::Ignore).await;
         }
     }
-    let credentials = Credentials { role: role.clone(), password: f.password.clone() };
-    let client = match app.pg.connect(&credentials, db::Messages::Ignore).await {
+    let client = match opened {
         Ok(c) => c,
         Err(e) => {
             let shown = match db::classify_connect(&e) {
-                Failure::Refused(p) | Failure::SignInAgain(p) => p,
+                Failure::Refused(p) | Failure::SignInAgain(p) | Failure::Full(p) => p,
                 Failure::Unavailable(m) | Failure::Lost(m) => PgError {
                     code: "08001".into(),
                     message: format!("The database is not reachable: {m}"),
@@ -181,7 +175,20 @@ pub async fn signin(State(app): State<App>, headers: HeaderMap, Form(f): Form<Si
     if !w.installed {
         return refused(&app, &f, &PgError::new("0A000", "The extension memory_fabric is not installed in this database."));
     }
-    if !(w.powers.reviewer || w.powers.admin || w.superuser) {
+    // a superuser or a BYPASSRLS role passes row-level security and the extension's four eyes
+    // compares no roles for it: the console is for the roles the extension governs
+    if w.superuser || w.bypassrls {
+        let what = if w.superuser { "a superuser" } else { "exempt from row-level security (BYPASSRLS)" };
+        let mut e = PgError::new("42501", format!("role \"{}\" may not sign in to the console: it is {what}", w.role));
+        e.detail = Some(
+            "Such a role passes row-level security and tenant pins, and four eyes would not hold for it: \
+             the console serves only the roles the extension governs."
+                .into(),
+        );
+        e.hint = Some("Sign in with a role that is a member of memory_fabric_reviewer or memory_fabric_admin.".into());
+        return refused(&app, &f, &e);
+    }
+    if !(w.powers.reviewer || w.powers.admin) {
         let mut e = PgError::new("42501", format!("Role \"{}\" may not review.", w.role));
         e.detail = Some("It may not execute memory_fabric.approve: it is a member of neither memory_fabric_reviewer nor memory_fabric_admin.".into());
         e.hint = Some("The console is for operators. An agent's role acts through its own connection.".into());
@@ -207,17 +214,18 @@ pub async fn signin(State(app): State<App>, headers: HeaderMap, Form(f): Form<Si
     let s = Arc::new(Session {
         id: id.clone(),
         credentials,
-        display_name: display.unwrap_or_else(|| w.role.clone()),
         role: w.role,
-        powers: Powers { reviewer: w.powers.reviewer || w.superuser, admin: w.powers.admin || w.superuser },
+        powers: w.powers,
         csrf: session::random_token(),
         created: Instant::now(),
         state: Mutex::new(SessionState {
             tenant: if tenants.named.len() == 1 && !tenants.any { tenants.named.first().cloned() } else { None },
+            authenticated: Some(Instant::now()),
             ..Default::default()
         }),
         conn: tokio::sync::Mutex::new(Some(client)),
         listener: tokio::sync::Mutex::new(None),
+        streams: crate::limits::Gate::new(app.cfg.limits.streams_per_session),
     });
     // a new id at every sign-in; the old session of this browser, if any, ends
     if let Some(old) = session::cookie(&headers, session::COOKIE) {
@@ -245,7 +253,10 @@ pub struct CsrfOnly {
 
 pub async fn signout(ctx: Ctx, Form(f): Form<CsrfOnly>) -> Result<Response, AppError> {
     ctx.check_csrf(&f.csrf)?;
-    ctx.app.store.remove(&ctx.session.id);
+    // the connections close now, not when the last request holding the session ends
+    let mut g = ctx.session.conn.lock().await;
+    ctx.app.end(&ctx.session, &mut g);
+    drop(g);
     Ok((
         AppendHeaders([(header::SET_COOKIE, session::set_cookie(session::COOKIE, None, ctx.app.cfg.secure_cookies))]),
         Redirect::to("/signin?why=out"),
@@ -537,7 +548,7 @@ const TS: &str = "YYYY-MM-DD HH24:MI:SS TZ";
 
 pub async fn candidate(ctx: Ctx, Path(id): Path<String>) -> Result<Response, AppError> {
     let tenant = ctx.tenant()?;
-    let (c, review, stage, related, evidence, next) = {
+    let (c, review, stage, related, evidence, next, mine) = {
         let mut g = ctx.conn().await?;
         let tx = db::begin(g.as_mut().expect("connected"), Some(&tenant)).await?;
         let Some(r) = tx
@@ -636,8 +647,22 @@ pub async fn candidate(ctx: Ctx, Path(id): Path<String>) -> Result<Response, App
                 .await?
                 .map(|r| Related { id: r.get(0), text: r.get(1), tier: r.get(2), promoted_at: r.get(3), retracted: r.get(4) }),
         };
+        // four eyes, as the extension decides it (require_second_pair_of_eyes): the capturing role,
+        // a role it is a member of or one that is a member of it, or the capture's actor under
+        // this role's name, may not approve; the form is not offered to them
+        let mine: bool = tx
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
+                                WHERE r.rolname::text = $1::text
+                                  AND (r.rolname = session_user OR pg_catalog.pg_has_role(session_user, r.oid, 'MEMBER')
+                                       OR pg_catalog.pg_has_role(r.oid, session_user, 'MEMBER')))
+                        OR $2::text = session_user::text",
+                &[&c.captured_by, &c.actor],
+            )
+            .await?
+            .get(0);
         tx.commit().await?;
-        (c, review, stage, related, evidence, next)
+        (c, review, stage, related, evidence, next, mine)
     };
     let waiting = stage.as_ref().is_some_and(|(s, _, _)| s == "waiting_for_human");
     let csrf = &ctx.session.csrf;
@@ -674,11 +699,21 @@ pub async fn candidate(ctx: Ctx, Path(id): Path<String>) -> Result<Response, App
         }
         @if waiting {
             section.actions {
-                p.keys { "Keys: " kbd { "a" } " approve · " kbd { "r" } " reject (type the reason, Enter) · " kbd { "s" } " skip" }
-                form #approve-form .approve method="post" action=(action("approve")) {
-                    (views::csrf_field(csrf))
-                    label { "Notes " input #approve-notes type="text" name="notes" maxlength="8192"; }
-                    button #approve type="submit" { "Approve" }
+                @if mine {
+                    p.keys { "Keys: " kbd { "r" } " reject (type the reason, Enter) · " kbd { "s" } " skip" }
+                    div #four-eyes .four-eyes role="note" {
+                        button #approve-unavailable type="button" disabled title="four eyes: another reviewer must approve it" { "Approve" }
+                        p { "Four eyes: this candidate was captured by you (by your role, a role yours is a member of or that is a \
+                             member of yours, or under your role's name), so you cannot approve it: another reviewer must. \
+                             You may still reject or edit it." }
+                    }
+                } @else {
+                    p.keys { "Keys: " kbd { "a" } " approve · " kbd { "r" } " reject (type the reason, Enter) · " kbd { "s" } " skip" }
+                    form #approve-form .approve method="post" action=(action("approve")) {
+                        (views::csrf_field(csrf))
+                        label { "Notes " input #approve-notes type="text" name="notes" maxlength="8192"; }
+                        button #approve type="submit" { "Approve" }
+                    }
                 }
                 form #reject-form .reject method="post" action=(action("reject")) {
                     (views::csrf_field(csrf))
@@ -807,10 +842,13 @@ pub async fn decide(ctx: Ctx, Path((id, what)): Path<(String, String)>, Form(f):
         ctx.session.flash(Flash::Failed(PgError::new("22023", "A rejection needs a reason.")));
         return Ok(Redirect::to(&format!("/candidates/{}", views::seg(&id))).into_response());
     }
-    let by = ctx.session.display_name.clone();
+    // the role's own name: an operator cannot decide under another's
+    let by = ctx.session.role.clone();
     let notes = none_if_empty(f.notes.trim()).map(str::to_string);
+    // the password is checked again for every decision (a new connection): a changed password or
+    // NOLOGIN ends the session here, and nothing is recorded
+    let mut g = ctx.conn_fresh().await?;
     let result: Result<String, AppError> = async {
-        let mut g = ctx.conn().await?;
         let tx = db::begin(g.as_mut().expect("connected"), Some(&tenant)).await?;
         // another tenant's candidate is not found, like an unknown id, also when the role holds a
         // grant for that tenant (the functions would refuse it with 42501, "not the pinned tenant")
@@ -867,7 +905,7 @@ impl Failure {
     /// As a message for a form's page.
     pub fn into_pg(self) -> PgError {
         match self {
-            Failure::Refused(p) | Failure::SignInAgain(p) => p,
+            Failure::Refused(p) | Failure::SignInAgain(p) | Failure::Full(p) => p,
             Failure::Unavailable(m) | Failure::Lost(m) => PgError::new("08006", format!("The database connection failed: {m}")),
         }
     }
@@ -926,13 +964,5 @@ mod tests {
         // words that are not slices of the text are joined by spaces
         let other = [diff::Word { text: "a", changed: false }, diff::Word { text: "b", changed: true }];
         assert_eq!(diff_side("zz", &other).into_string(), "a <mark>b</mark>");
-    }
-
-    #[test]
-    fn display_names_follow_the_extensions_spelling() {
-        assert!(valid_display_name("op:ana").is_ok());
-        assert!(valid_display_name(" op").is_err());
-        assert!(valid_display_name("a\u{7}").is_err());
-        assert!(valid_display_name(&"x".repeat(257)).is_err());
     }
 }

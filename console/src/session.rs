@@ -9,8 +9,6 @@ use axum::http::HeaderMap;
 
 pub const COOKIE: &str = "mf_session";
 pub const LOGIN_COOKIE: &str = "mf_login";
-/// Sessions live at most this long, however busy.
-pub const MAX_AGE: Duration = Duration::from_secs(12 * 3600);
 /// At most this many sessions at once; a sign-in beyond it is refused.
 pub const MAX_SESSIONS: usize = 10_000;
 
@@ -84,6 +82,8 @@ pub struct State {
     pub tenant: Option<String>,
     pub flash: Option<Flash>,
     pub last_used: Option<Instant>,
+    /// When PostgreSQL last checked the session's password (a connection opened with it).
+    pub authenticated: Option<Instant>,
 }
 
 #[derive(Debug, Clone)]
@@ -95,20 +95,22 @@ pub enum Flash {
 pub struct Session {
     pub id: String,
     pub credentials: Credentials,
-    /// The role's name as PostgreSQL has it (current_user).
+    /// The role's name as PostgreSQL has it (current_user), also the name recorded as approver,
+    /// editor or auditor: an operator cannot type another's.
     pub role: String,
-    /// The name recorded as approver or editor on decisions.
-    pub display_name: String,
     pub powers: Powers,
     pub csrf: String,
     pub created: Instant,
     pub state: Mutex<State>,
-    /// The session's connection: one request at a time uses it; replaced when closed.
-    pub conn: tokio::sync::Mutex<Option<tokio_postgres::Client>>,
+    /// The session's connection: one request at a time uses it; replaced when closed, and to
+    /// authenticate again.
+    pub conn: tokio::sync::Mutex<Option<crate::db::Conn>>,
     /// The live queue's connection (LISTEN memory_fabric) and the channel its notifications go
     /// out on to the session's event streams: opened by the first stream, again after a loss,
     /// closed with the session.
-    pub listener: tokio::sync::Mutex<Option<(tokio_postgres::Client, tokio::sync::broadcast::Sender<crate::db::Live>)>>,
+    pub listener: tokio::sync::Mutex<Option<(crate::db::Conn, tokio::sync::broadcast::Sender<crate::db::Live>)>>,
+    /// The session's live-queue streams (--max-streams-per-session).
+    pub streams: Arc<crate::limits::Gate>,
 }
 
 impl Session {
@@ -127,12 +129,24 @@ impl Session {
     pub fn take_flash(&self) -> Option<Flash> {
         self.state.lock().unwrap().flash.take()
     }
+
+    /// How long since PostgreSQL last checked the session's password.
+    pub fn since_authenticated(&self) -> Duration {
+        let at = self.state.lock().unwrap().authenticated.unwrap_or(self.created);
+        at.elapsed()
+    }
+
+    pub fn authenticated_now(&self) {
+        self.state.lock().unwrap().authenticated = Some(Instant::now());
+    }
 }
 
 /// Every live session, by id.
 pub struct Store {
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     pub idle: Duration,
+    /// A session's absolute lifetime.
+    pub max_age: Duration,
 }
 
 pub enum Lookup {
@@ -142,8 +156,8 @@ pub enum Lookup {
 }
 
 impl Store {
-    pub fn new(idle: Duration) -> Store {
-        Store { sessions: Mutex::new(HashMap::new()), idle }
+    pub fn new(idle: Duration, max_age: Duration) -> Store {
+        Store { sessions: Mutex::new(HashMap::new()), idle, max_age }
     }
 
     /// Adds a session; false when the store is full.
@@ -165,7 +179,7 @@ impl Store {
         let now = Instant::now();
         let mut st = s.state.lock().unwrap();
         let idle_for = st.last_used.map(|t| now.duration_since(t)).unwrap_or_default();
-        if idle_for > self.idle || now.duration_since(s.created) > MAX_AGE {
+        if idle_for > self.idle || now.duration_since(s.created) > self.max_age {
             drop(st);
             m.remove(&id);
             return Lookup::Expired;
@@ -186,9 +200,14 @@ impl Store {
         let before = m.len();
         m.retain(|_, s| {
             let last = s.state.lock().unwrap().last_used.unwrap_or(s.created);
-            now.duration_since(last) <= self.idle && now.duration_since(s.created) <= MAX_AGE
+            now.duration_since(last) <= self.idle && now.duration_since(s.created) <= self.max_age
         });
         before - m.len()
+    }
+
+    /// The sessions open now.
+    pub fn all(&self) -> Vec<Arc<Session>> {
+        self.sessions.lock().unwrap().values().cloned().collect()
     }
 
     pub fn len(&self) -> usize {
@@ -206,13 +225,13 @@ mod tests {
             id: id.into(),
             credentials: Credentials { role: "ana".into(), password: "pw".into() },
             role: "ana".into(),
-            display_name: "ana".into(),
             powers: Powers { reviewer: true, admin: false },
             csrf: random_token(),
             created: Instant::now(),
             state: Mutex::new(State::default()),
             conn: tokio::sync::Mutex::new(None),
             listener: tokio::sync::Mutex::new(None),
+            streams: crate::limits::Gate::new(4),
         })
     }
 
@@ -243,7 +262,7 @@ mod tests {
 
     #[test]
     fn idle_sessions_expire() {
-        let store = Store::new(Duration::from_millis(50));
+        let store = Store::new(Duration::from_millis(50), Duration::from_secs(3600));
         let s = session("s1");
         assert!(store.insert(s.clone()));
         let mut h = HeaderMap::new();
@@ -257,5 +276,23 @@ mod tests {
         assert_eq!(store.sweep(), 1);
         assert_eq!(store.len(), 0);
         assert!(format!("{:?}", s.credentials).contains("<hidden>"));
+    }
+
+    #[test]
+    fn busy_sessions_end_at_their_absolute_lifetime() {
+        let store = Store::new(Duration::from_secs(3600), Duration::from_millis(120));
+        assert!(store.insert(session("s1")));
+        let mut h = HeaderMap::new();
+        h.insert("cookie", HeaderValue::from_static("mf_session=s1"));
+        for _ in 0..4 {
+            assert!(matches!(store.lookup(&h), Lookup::Found(_)));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(60));
+        assert!(matches!(store.lookup(&h), Lookup::Expired));
+        // the default lifetime is a working day, not the 12 hours sessions once had
+        let args: Vec<String> = vec![];
+        let Ok(crate::config::Parsed::Run(cfg)) = crate::config::parse_args(&args, &|_| None) else { panic!("defaults") };
+        assert_eq!(cfg.session_max_age, Duration::from_secs(8 * 3600));
     }
 }

@@ -52,7 +52,6 @@ pub fn page(title: &str, chrome: Option<&Chrome<'_>>, flash: Option<&Flash>, bod
                             }
                             span.role title="the PostgreSQL role every query runs as" {
                                 "role " strong { (c.session.role) }
-                                @if c.session.display_name != c.session.role { " as " (c.session.display_name) }
                                 @if c.session.powers.admin { " (admin)" } @else { " (reviewer)" }
                             }
                             form.inline method="post" action="/signout" {
@@ -102,7 +101,7 @@ pub fn explain(e: &PgError) -> Option<&'static str> {
     match e.code.as_str() {
         "42501" if said.contains("four eyes") || said.contains("cannot approve") => Some(
             "Four eyes: this candidate was captured by you (your role, a role yours is a member of or that is a \
-             member of yours, or your display name), so you cannot approve it. Another reviewer must.",
+             member of yours, or under your role's name), so you cannot approve it. Another reviewer must.",
         ),
         "42501" => Some("The database refused: your role lacks the privilege or the tenant grant for this."),
         "55000" => Some("This candidate is no longer waiting: it was decided or changed meanwhile. Reload the queue."),

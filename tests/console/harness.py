@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import http.client
 import os
+import re
+import resource
 import secrets
 import shutil
 import socket
@@ -23,6 +25,7 @@ import subprocess
 import tempfile
 import textwrap
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,6 +115,19 @@ class Cluster:
                 for t in tenants:
                     c.execute("SELECT memory_fabric.grant_tenant(%s, %s)", (role, t))
 
+    def make_role(self, role: str, member: str | None = "memory_fabric_reviewer", tenants: tuple[str, ...] = (),
+                  attributes: str = "") -> str:
+        """A login role with a password of its own (kept in passwords), a member of `member`,
+        granted `tenants`; `attributes` such as SUPERUSER or BYPASSRLS. Returns the password."""
+        pw = self.passwords[role] = secrets.token_urlsafe(18)
+        with self.admin() as c:
+            c.execute("SET password_encryption = 'scram-sha-256'")
+            c.execute(f"CREATE ROLE {role} LOGIN {attributes} " + (f"IN ROLE {member} " if member else "")
+                      + f"PASSWORD '{pw}'")
+            for t in tenants:
+                c.execute("SELECT memory_fabric.grant_tenant(%s, %s)", (role, t))
+        return pw
+
     def pg_ctl(self, action: str) -> None:
         sh(["env", "-u", "RUST_BACKTRACE", "-u", "RUST_LIB_BACKTRACE",
             *as_pg(f"{PG_BINDIR}/pg_ctl", "-D", self.data, "-l", os.path.join(self.base, "postgres.log"),
@@ -174,24 +190,35 @@ class Cluster:
 
 
 class Console:
-    """The console binary, on a free loopback port, against the cluster."""
+    """The console binary, on a free loopback port, against the cluster (over TCP, where every
+    role needs its password, unless `dsn` says otherwise). `settings` are its environment
+    variables without the MEMORY_FABRIC_CONSOLE_ prefix (MAX_STREAMS=3, …); `open_files` limits
+    its file descriptors (RLIMIT_NOFILE, soft and hard)."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, dsn: str | None = None, settings: dict[str, str] | None = None,
+                 open_files: int | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.NamedTemporaryFile("w+", prefix="console-", suffix=".log", dir=cluster.base, delete=False)
         if not os.access(BIN, os.X_OK):
             raise RuntimeError(f"MF_CONSOLE_BIN does not name the built console: {BIN!r}")
-        env = {"PATH": os.environ.get("PATH", ""), "HOME": cluster.base, "PGCONNECT_TIMEOUT": "5"}
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": cluster.base, "PGCONNECT_TIMEOUT": "5",
+               **{f"MEMORY_FABRIC_CONSOLE_{k}": v for k, v in (settings or {}).items()}}
+
+        def limit_files() -> None:
+            if open_files:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
         self.proc = subprocess.Popen(
             [BIN, "--listen", f"127.0.0.1:{self.port}", "--dsn",
-             f"host=127.0.0.1 port={cluster.port} dbname={DB} sslmode=disable", "--tenants",
+             dsn or f"host=127.0.0.1 port={cluster.port} dbname={DB} sslmode=disable", "--tenants",
              f"{cluster.tenant},{cluster.other}"],
-            stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd="/")
+            stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd="/", preexec_fn=limit_files)
         deadline = time.monotonic() + 30
         while True:
             try:
-                if self.get("/healthz")[0] == 200:
+                # any answer: a console started with --allowed-hosts refuses this Host (421)
+                if self.get("/healthz")[0] in (200, 421):
                     break
             except OSError:
                 pass
@@ -201,16 +228,58 @@ class Console:
 
     def request(self, method: str, path: str, body: str | None = None, headers: dict[str, str] | None = None
                 ) -> tuple[int, dict[str, str], str]:
+        """One request on a connection of its own: the status, the headers (lower-case names; the
+        Set-Cookie headers joined by newlines) and the body."""
         c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=15)
         try:
             c.request(method, path, body=body, headers=headers or {})
             r = c.getresponse()
-            return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read().decode("utf-8", "replace")
+            hs: dict[str, str] = {}
+            for k, v in r.getheaders():
+                k = k.lower()
+                hs[k] = f"{hs[k]}\n{v}" if k == "set-cookie" and k in hs else v
+            return r.status, hs, r.read().decode("utf-8", "replace")
         finally:
             c.close()
 
     def get(self, path: str, **kw: Any) -> tuple[int, dict[str, str], str]:
         return self.request("GET", path, **kw)
+
+    def sign_in(self, role: str, password: str, origin: str | None = "", fields: dict[str, str] | None = None,
+                headers: dict[str, str] | None = None) -> tuple[int, str | None, str]:
+        """Signs in over HTTP as a browser would (the form's token and its cookie, Origin this
+        console unless `origin` says otherwise; None sends none): the status, the session cookie
+        (None when no session was made) and the page."""
+        _, hs, page = self.get("/signin")
+        token = re.search(r'name="login" value="([0-9a-f]+)"', page).group(1)  # type: ignore[union-attr]
+        form = {"role": role, "password": password, "login": token, **(fields or {})}
+        hs = {"Content-Type": "application/x-www-form-urlencoded", "Cookie": f"mf_login={token}", **(headers or {})}
+        if origin is not None:
+            hs["Origin"] = origin or self.url
+        status, out, page = self.request("POST", "/signin", body=urllib.parse.urlencode(form), headers=hs)
+        cookie = re.search(r"(?:^|\n)mf_session=([0-9a-f]+)", out.get("set-cookie", ""))
+        return status, cookie.group(1) if cookie else None, page
+
+    def csrf(self, cookie: str) -> str:
+        """The session's CSRF token, from a page (every page's header has the sign-out form)."""
+        status, hs, page = self.get("/tenant", headers={"Cookie": f"mf_session={cookie}"})
+        m = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
+        if not m:
+            raise AssertionError(f"no CSRF token: {status} {hs.get('location')} {page[:300]}")
+        return m.group(1)
+
+    def post(self, path: str, fields: dict[str, str], cookie: str, **headers: str) -> tuple[int, dict[str, str], str]:
+        """A form post with the session's cookie, from this console's origin."""
+        hs = {"Content-Type": "application/x-www-form-urlencoded", "Cookie": f"mf_session={cookie}",
+              "Origin": self.url, **headers}
+        return self.request("POST", path, body=urllib.parse.urlencode(fields), headers=hs)
+
+    def sign_out(self, cookie: str) -> None:
+        """Ends a session, if it is still open."""
+        status, hs, page = self.get("/tenant", headers={"Cookie": f"mf_session={cookie}"})
+        m = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
+        if m:
+            self.post("/signout", {"csrf": m.group(1)}, cookie)
 
     def output(self) -> str:
         self.log.flush()

@@ -14,8 +14,10 @@ Content-Security-Policy violation.
 
 from __future__ import annotations
 
+import http.server
 import re
 import secrets
+import threading
 import time
 import unittest
 import urllib.parse
@@ -85,12 +87,10 @@ def main_text() -> str:
     return css("main").text
 
 
-def sign_in(role: str, tenant: str | None = TENANT, password: str | None = None, display: str = "") -> None:
+def sign_in(role: str, tenant: str | None = TENANT, password: str | None = None) -> None:
     go("/signin")
     css("#signin input[name=role]").send_keys(role)
     css("#signin input[name=password]").send_keys(CLUSTER.passwords[role] if password is None else password)
-    if display:
-        css("#signin input[name=display_name]").send_keys(display)
     click_and_load(css("#signin-submit"), "the page after signing in")
     if tenant is not None and path() == "/tenant":
         click_and_load(css(f"ul#tenants button.tenant[name=tenant][value='{tenant}']"), "the page after choosing a tenant")
@@ -143,6 +143,12 @@ def assert_no_alert(t: unittest.TestCase) -> None:
 
 class Console(unittest.TestCase):
     def setUp(self) -> None:
+        # the last test's session ends (its database connection with it: the console caps them
+        # per role), then the browser forgets everything
+        D.get(CONSOLE.url + "/healthz")
+        left = D.get_cookie("mf_session")
+        if left:
+            CONSOLE.sign_out(left["value"])
         D.get("about:blank")
         D.execute_cdp_cmd("Network.clearBrowserCookies", {})
         D.get_log("browser")  # drop what earlier tests left
@@ -158,7 +164,7 @@ class Console(unittest.TestCase):
     def test_reviewer_approves_a_candidate_and_it_is_recalled(self) -> None:
         text = uniq("Refunds above 500 EUR need a manager sign-off.")
         cid = CLUSTER.queued(BOB, text, actor="op:bob", evidence_refs='["policy:refunds-v3", "web:forum.example/t/9"]')
-        sign_in(ANA, TENANT, display="op:ana")
+        sign_in(ANA, TENANT)
         self.assertEqual(title(), "Queue")
         row = css(f"#queue tbody#queue-rows tr.queue-row[data-candidate-id='{cid}']")
         self.assertIn(text, row.text)
@@ -189,7 +195,7 @@ class Console(unittest.TestCase):
         self.assertIn(memory, CLUSTER.recall(AGENT, max_recalls=1000))
         with CLUSTER.admin() as c:
             self.assertEqual(c.execute("SELECT action, decided_by, decided_by_role FROM memory_fabric.decisions "
-                                       "WHERE candidate_id = %s", (cid,)).fetchone(), ("approve", "op:ana", ANA))
+                                       "WHERE candidate_id = %s", (cid,)).fetchone(), ("approve", ANA, ANA))
         # and on the memory page: its timeline, and what recall would say
         go(f"/memories/{memory}")
         stages = [li.find_element(By.CSS_SELECTOR, "strong.stage").text for li in csss("ol#timeline li.step")]
@@ -201,23 +207,42 @@ class Console(unittest.TestCase):
         self.assertEqual(css("#explained").get_attribute("class"), "explained visible")
         self.assertIn("Visible", css("#explained").text)
 
-    def test_approving_ones_own_capture_shows_the_four_eyes_refusal(self) -> None:
+    def test_approving_ones_own_capture_is_not_offered_and_refused(self) -> None:
         cid = CLUSTER.queued(ANA, uniq("Escalations go to the duty manager."), actor="op:ana")
-        sign_in(ANA, TENANT, display="op:ana")
+        sign_in(ANA, TENANT)
         go(f"/candidates/{cid}")
-        css("#approve").click()
-        box = wait(lambda d: csss("div#error.error[role=alert]"))[0]
+        # no Approve for the role that captured it: a disabled button and the four-eyes rule
+        self.assertEqual(csss("#approve-form") + csss("#approve"), [])
+        note = css("#four-eyes")
+        self.assertFalse(note.find_element(By.CSS_SELECTOR, "button").is_enabled())
+        self.assertIn("Four eyes: this candidate was captured by you", note.text)
+        self.assertIn("another reviewer must", note.text)
+        self.assertNotIn("a approve", css("p.keys").text)
+        # reject and edit stay; the a key does nothing
+        self.assertTrue(csss("#reject-form") and csss("#edit-form"))
+        css("h1").click()
+        ActionChains(D).send_keys("a").perform()
+        time.sleep(0.3)
         self.assertEqual(path(), f"/candidates/{cid}")
+        self.assertEqual(stage(cid), "waiting_for_human")
+        # an approval posted anyway, from the page with its token, is the database's refusal
+        D.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            fetch(arguments[0], {method: 'POST', credentials: 'same-origin', redirect: 'manual',
+                                 body: new URLSearchParams({csrf: arguments[1]})}).then(() => done(), () => done());
+        """, f"/candidates/{cid}/approve", css("#reject-form input[name=csrf]").get_attribute("value"))
+        go(f"/candidates/{cid}")
+        box = css("div#error.error[role=alert]")
         self.assertEqual(box.get_attribute("data-sqlstate"), "42501")
         self.assertTrue(box.find_element(By.CSS_SELECTOR, "p.explain").text.startswith("Four eyes"), box.text)
         self.assertIn("cannot approve", box.find_element(By.CSS_SELECTOR, "p.message").text)
-        self.assertIn("42501", box.find_element(By.CSS_SELECTOR, "p.code").text)
-        self.assertTrue(box.find_element(By.CSS_SELECTOR, "p.hint").text.startswith("Hint: "))
         self.assertEqual(stage(cid), "waiting_for_human")
-        # the message is shown once; the forms are still there for another reviewer
+        # another reviewer is offered Approve
+        self.setUp()
+        sign_in(BOB, TENANT)
         go(f"/candidates/{cid}")
-        self.assertEqual(csss("div#error"), [])
-        self.assertTrue(csss("#approve"))
+        self.assertTrue(csss("#approve-form #approve"))
+        self.assertEqual(csss("#four-eyes"), [])
 
     def test_a_contradiction_is_shown_side_by_side(self) -> None:
         entity = f"customer:{secrets.token_hex(3)}"
@@ -483,7 +508,7 @@ class Console(unittest.TestCase):
 
     def test_edit_before_approving_and_the_queue_filters(self) -> None:
         cid = CLUSTER.queued(BOB, uniq("Refunds above 500 EUR need sign-off."), actor="op:bob")
-        sign_in(ANA, TENANT, display="op:ana")
+        sign_in(ANA, TENANT)
         go(f"/candidates/{cid}")
         self.assertFalse(css("#edit-form").is_displayed())
         css("details.edit summary").click()
@@ -503,7 +528,7 @@ class Console(unittest.TestCase):
             self.assertEqual(c.execute("SELECT text FROM memory_fabric.candidates WHERE id = %s", (new,)).fetchone()[0],
                              edited)
             self.assertEqual(c.execute("SELECT action, decided_by FROM memory_fabric.decisions WHERE candidate_id = %s",
-                                       (cid,)).fetchone(), ("edit", "op:ana"))
+                                       (cid,)).fetchone(), ("edit", ANA))
         self.assertEqual(csss(f"tr.queue-row[data-candidate-id='{cid}']"), [])
         # the filters: a GET form, bookmarkable
         css("form.filters select[name=reason] option[value='operator_source']").click()
@@ -578,6 +603,63 @@ class Console(unittest.TestCase):
         css("form.filters button").click()
         wait(lambda d: "days=30" in D.current_url and loaded())
         self.assertIn("last 30 days", css("#chart-queue-depth figcaption").text)
+
+    def test_metrics_for_a_reviewer_shows_no_error(self) -> None:
+        CLUSTER.queued(ANA, uniq("Counted in the queue."), actor="op:ana")
+        sign_in(BOB, TENANT)
+        css("#nav-metrics").click()
+        at("/metrics")
+        self.assertEqual(csss("main .error") + csss("main [role=alert]"), [])
+        note = css("#metrics-view #metrics-admin-only.note")
+        self.assertIn("is for admins", note.text)
+        self.assertIn("memory_fabric_admin", note.text)
+        self.assertEqual(csss("#metrics-view dl.facts"), [])
+        for chart in ("#chart-queue-depth", "#chart-auto-promotion", "#chart-contradictions", "#chart-rejections"):
+            self.assertTrue(csss(f"{chart} figcaption"), chart)
+        self.assertTrue(css("#chart-queue-depth svg polyline.series").is_displayed())
+
+    def test_a_page_on_another_port_cannot_sign_the_browser_in(self) -> None:
+        # login CSRF as the review did it: a page of another port of this host (the same site)
+        # sets its own mf_login cookie, which the browser then sends to the console too, and
+        # posts the sign-in form with the attacker's role and password
+        token = secrets.token_hex(32)
+        page = f"""<!doctype html><title>elsewhere</title>
+            <form method="post" action="{CONSOLE.url}/signin">
+              <input name="login" value="{token}"><input name="role" value="{BOB}">
+              <input name="password" value="{CLUSTER.passwords[BOB]}"></form>
+            <script>document.forms[0].submit()</script>""".encode()
+
+        class Attacker(http.server.BaseHTTPRequestHandler):
+            timeout = 2  # a connection Chromium opens ahead and leaves idle ends soon
+
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Set-Cookie", f"mf_login={token}; Path=/")
+                self.end_headers()
+                self.wfile.write(page)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Attacker)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            D.get(f"http://127.0.0.1:{server.server_address[1]}/")
+            wait(lambda d: urllib.parse.urlsplit(D.current_url).port == CONSOLE.port and loaded(),
+                 what="the form posted to the console")
+            self.assertEqual(title(), "Refused")
+            self.assertEqual(css("h1").text, "Refused")
+            self.assertIsNone(D.get_cookie("mf_session"))
+            go("/queue")
+            self.assertEqual(path(), "/signin")
+        finally:
+            server.shutdown()
+            server.server_close()
+        # the console's own form, in the same browser, still signs in
+        sign_in(BOB, TENANT)
+        self.assertEqual(title(), "Queue")
+        D.get_log("browser")  # the attacker page's own console messages are not the console's
 
     def test_admin_pages_are_hidden_from_a_reviewer_and_erasure_is_confirmed(self) -> None:
         sign_in(BOB, TENANT)
