@@ -196,7 +196,10 @@ CREATE TABLE memory_fabric.decisions (
     decided_at       timestamptz NOT NULL DEFAULT clock_timestamp(),
     decided_by_role  text,
     -- Set when the erasure of the candidate's subject replaced the notes with a tombstone.
-    erased_at        timestamptz
+    erased_at        timestamptz,
+    -- The salt of the audit chain's commitment to the notes (audit_chain.content_digest); erasure
+    -- removes it with them, so that the commitment tells nothing of what was erased.
+    audit_salt       uuid        DEFAULT pg_catalog.gen_random_uuid()
 );
 COMMENT ON TABLE memory_fabric.decisions IS
     'Approve / reject / edit decisions on queued candidates; append-only except the erasure of their notes';
@@ -393,7 +396,10 @@ CREATE TABLE memory_fabric.events (
     actor_role text,
     -- Set when the erasure of the subject of the candidate or memory it is about masked the free
     -- text in its payload (memory_fabric._erased_payload()).
-    erased_at  timestamptz
+    erased_at  timestamptz,
+    -- The salt of the audit chain's commitment to the payload (audit_chain.content_digest);
+    -- erasure removes it with the payload's free text.
+    audit_salt uuid        DEFAULT pg_catalog.gen_random_uuid()
 );
 COMMENT ON TABLE memory_fabric.events IS 'Audit events; append-only except the erasure of their payload''s free text';
 COMMENT ON COLUMN memory_fabric.events.actor_role IS 'The database role that acted (actor is the name it gave, else the role)';
@@ -601,6 +607,138 @@ COMMENT ON FUNCTION memory_fabric._erased_payload IS
 REVOKE ALL ON FUNCTION memory_fabric._erased_payload FROM PUBLIC;
 
 -- ---------------------------------------------------------------------------------------------
+-- The audit trail's hash chain. The append-only guards below are triggers, which a superuser can
+-- disable; the chain makes what was altered behind them evident. Every event and decision gets
+-- one link of its tenant's chain when its transaction commits: its place (seq), the digest of the
+-- link before it, and its own digest, SHA-256 over that digest, the place, the row's fields that
+-- never change (erasure included) and a salted commitment to its free text (an event's payload, a
+-- decision's notes). memory_fabric.verify_audit(tenant) recomputes the chain from the rows and
+-- reports the first link that does not hold. The salt (audit_salt) is in the row and erasure
+-- removes it with the text: the commitment then stays in the chain, and no one can test a guess
+-- at what was erased against it; an erased row's fields that never change are still checked.
+-- Links are made at commit (a deferred constraint trigger), so a tenant's appends wait for each
+-- other only while committing, after every other lock of their transactions is held.
+
+-- The newest link of each tenant's chain. Row-locked by each append until its transaction ends.
+CREATE TABLE memory_fabric.audit_heads (
+    tenant_id text   PRIMARY KEY,
+    seq       bigint NOT NULL CHECK (seq >= 0),
+    digest    text   NOT NULL CHECK (digest ~ '^[0-9a-f]{64}$')
+);
+COMMENT ON TABLE memory_fabric.audit_heads IS
+    'The newest link of each tenant''s audit chain (memory_fabric.verify_audit reports its digest, to keep elsewhere)';
+REVOKE ALL ON memory_fabric.audit_heads FROM PUBLIC;
+
+-- The links. Append-only (guarded below).
+CREATE TABLE memory_fabric.audit_chain (
+    tenant_id      text        NOT NULL,
+    seq            bigint      NOT NULL CHECK (seq > 0),
+    source         text        NOT NULL CHECK (source IN ('events', 'decisions')),
+    row_id         text        NOT NULL,
+    -- SHA-256 of the row's salt and free text; NULL when the row had no salt
+    content_digest text        CHECK (content_digest ~ '^[0-9a-f]{64}$'),
+    prev_digest    text        NOT NULL CHECK (prev_digest ~ '^[0-9a-f]{64}$'),
+    digest         text        NOT NULL CHECK (digest ~ '^[0-9a-f]{64}$'),
+    chained_at     timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (tenant_id, seq),
+    UNIQUE (source, row_id)
+);
+COMMENT ON TABLE memory_fabric.audit_chain IS
+    'The hash chain over each tenant''s events and decisions, a link a row in commit order; append-only';
+
+-- The fields of an audit row that never change, erasure included, as one JSON array: its kind,
+-- its ids, who and when (microseconds since the epoch, whatever the session's time zone), and
+-- what erasure leaves of its free text (an event's payload as memory_fabric._erased_payload()
+-- masks it; whether a decision had notes).
+CREATE FUNCTION memory_fabric._audit_fixed(source text, r jsonb) RETURNS jsonb
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE source
+        WHEN 'events' THEN pg_catalog.jsonb_build_array('events', r -> 'id', r -> 'tenant_id', r -> 'kind',
+            r -> 'subject_id', r -> 'actor', r -> 'actor_role',
+            (pg_catalog.extract('epoch', (r ->> 'created_at')::timestamptz) * 1000000)::bigint,
+            memory_fabric._erased_payload(r -> 'payload'))
+        WHEN 'decisions' THEN pg_catalog.jsonb_build_array('decisions', r -> 'id', r -> 'tenant_id',
+            r -> 'candidate_id', r -> 'review_id', r -> 'action', r -> 'decided_by', r -> 'new_candidate_id',
+            (pg_catalog.extract('epoch', (r ->> 'decided_at')::timestamptz) * 1000000)::bigint,
+            r -> 'decided_by_role', r ->> 'notes' IS NULL)
+    END
+$$;
+-- The salted commitment to an audit row's free text; NULL once erasure removed the salt.
+CREATE FUNCTION memory_fabric._audit_content(source text, r jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE WHEN r ->> 'audit_salt' IS NOT NULL THEN
+        pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(pg_catalog.jsonb_build_array(r -> 'audit_salt',
+            CASE source WHEN 'events' THEN r -> 'payload' ELSE r -> 'notes' END)::text, 'UTF8')), 'hex') END
+$$;
+-- A link's digest: SHA-256 of the previous link's digest, the place, the fixed fields and the
+-- commitment, written as one JSON array (unambiguous: every string quoted and escaped).
+CREATE FUNCTION memory_fabric._audit_digest(prev text, seq bigint, fixed jsonb, content text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
+        pg_catalog.jsonb_build_array(prev, seq, fixed, content)::text, 'UTF8')), 'hex')
+$$;
+-- Appends a row's link to its tenant's chain, holding the tenant's head until the transaction
+-- ends. A tenant without a head starts at link 1, or after the newest link it has (a chain
+-- restored or copied without its head).
+CREATE FUNCTION memory_fabric._audit_chain_row(source text, r jsonb) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t        text := r ->> 'tenant_id';
+    h_seq    bigint;
+    h_digest text;
+    c        text;
+    d        text;
+BEGIN
+    SELECT h.seq, h.digest INTO h_seq, h_digest FROM memory_fabric.audit_heads h WHERE h.tenant_id = t FOR UPDATE;
+    IF NOT FOUND THEN
+        INSERT INTO memory_fabric.audit_heads (tenant_id, seq, digest)
+        SELECT t, coalesce(max(x.seq), 0),
+               coalesce((SELECT y.digest FROM memory_fabric.audit_chain y WHERE y.tenant_id = t ORDER BY y.seq DESC LIMIT 1),
+                        pg_catalog.repeat('0', 64))
+        FROM memory_fabric.audit_chain x WHERE x.tenant_id = t
+        ON CONFLICT (tenant_id) DO NOTHING;
+        SELECT h.seq, h.digest INTO STRICT h_seq, h_digest FROM memory_fabric.audit_heads h WHERE h.tenant_id = t FOR UPDATE;
+    END IF;
+    c := memory_fabric._audit_content(source, r);
+    d := memory_fabric._audit_digest(h_digest, h_seq + 1, memory_fabric._audit_fixed(source, r), c);
+    UPDATE memory_fabric.audit_heads SET seq = h_seq + 1, digest = d WHERE tenant_id = t;
+    INSERT INTO memory_fabric.audit_chain (tenant_id, seq, source, row_id, content_digest, prev_digest, digest)
+    VALUES (t, h_seq + 1, source, r ->> 'id', c, h_digest, d);
+END
+$$;
+-- The deferred constraint trigger on events and decisions. A row that arrives with its link
+-- already in the chain (a restore, a tenant moved with its chain) keeps that link. Runs as the
+-- extension's owner: the inserting role has no rights on the chain.
+CREATE FUNCTION memory_fabric._audit_append() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM memory_fabric.audit_chain c WHERE c.source = TG_TABLE_NAME AND c.row_id = NEW.id) THEN
+        PERFORM memory_fabric._audit_chain_row(TG_TABLE_NAME, pg_catalog.to_jsonb(NEW));
+    END IF;
+    RETURN NULL;
+END
+$$;
+REVOKE ALL ON FUNCTION memory_fabric._audit_fixed(text, jsonb), memory_fabric._audit_content(text, jsonb),
+    memory_fabric._audit_digest(text, bigint, jsonb, text), memory_fabric._audit_chain_row(text, jsonb),
+    memory_fabric._audit_append() FROM PUBLIC;
+CREATE CONSTRAINT TRIGGER audit_chain AFTER INSERT ON memory_fabric.events
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION memory_fabric._audit_append();
+CREATE CONSTRAINT TRIGGER audit_chain AFTER INSERT ON memory_fabric.decisions
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION memory_fabric._audit_append();
+ALTER TABLE memory_fabric.events ENABLE ALWAYS TRIGGER audit_chain;
+ALTER TABLE memory_fabric.decisions ENABLE ALWAYS TRIGGER audit_chain;
+
+-- ---------------------------------------------------------------------------------------------
 -- Append-only guards. Row-level BEFORE UPDATE/DELETE and statement-level BEFORE TRUNCATE,
 -- ENABLE ALWAYS so they fire under session_replication_role = replica as well. They hold for
 -- every role, the owner and superusers included.
@@ -630,7 +768,8 @@ $$;
 --   refs and a recall's query text emptied; notes and a retraction's or revocation's reason
 --   '[erased]'; an event's payload without its free text (memory_fabric._erased_payload()); a
 --   content hash to its keyed digest (memory_fabric._erased_digest(), which only a superuser's
---   function can compute). Ids, timestamps and everything else stay.
+--   function can compute); an audit row's salt (audit_salt) removed. Ids, timestamps and everything
+--   else stay.
 -- * Re-embedding (promoted_memory): a memory that is not erased may get a new vector of
 --   another embedding model: embedding_model changes to a different, non-empty name and
 --   embedding to a non-null vector, together; the text and everything else stay. The vector is
@@ -648,7 +787,7 @@ DECLARE
         AND n ->> 'embedding_model' <> '' AND n ->> 'embedding_model' IS DISTINCT FROM o ->> 'embedding_model';
     tombstone constant jsonb := '{"text": "[erased]", "value": null, "embedding": null, "metadata": {},
         "evidence_refs": [], "notes": "[erased]", "query_text": null, "retraction_reason": "[erased]",
-        "revocation_reason": "[erased]"}';
+        "revocation_reason": "[erased]", "audit_salt": null}';
     expected jsonb;
 BEGIN
     FOR k IN SELECT jsonb_object_keys(n) ORDER BY 1 LOOP
@@ -711,7 +850,7 @@ BEGIN
         ('policies', '{}'::text[]), ('candidates', '{erased_at}'), ('embedding_models', '{registered_by}'), ('reviews', '{}'),
         ('decisions', '{erased_at}'), ('consents', '{revoked_at,revoked_by,revocation_reason,erased_at}'),
         ('promoted_memory', '{retracted_at,retracted_by,retraction_reason,erased_at}'), ('events', '{erased_at}'),
-        ('tenant_grants', '{revoked_at,revoked_by}'), ('recall_log', '{erased_at}') LOOP
+        ('tenant_grants', '{revoked_at,revoked_by}'), ('recall_log', '{erased_at}'), ('audit_chain', '{}') LOOP
         IF once = '{}' THEN
             EXECUTE pg_catalog.format('CREATE TRIGGER guard_update BEFORE UPDATE ON memory_fabric.%I FOR EACH ROW '
                                       'EXECUTE FUNCTION memory_fabric._guard_append_only()', t);
@@ -738,7 +877,7 @@ GRANT SELECT ON memory_fabric.review_queue, memory_fabric.candidates, memory_fab
     memory_fabric.decisions, memory_fabric.promoted_memory
     TO memory_fabric_reviewer, memory_fabric_admin;
 GRANT SELECT ON memory_fabric.policies, memory_fabric.embedding_models, memory_fabric.consents,
-    memory_fabric.events, memory_fabric.tenant_grants, memory_fabric.recall_log
+    memory_fabric.events, memory_fabric.tenant_grants, memory_fabric.recall_log, memory_fabric.audit_chain
     TO memory_fabric_admin;
 -- The role that installed the extension administers its data (dump and restore, as a
 -- non-superuser owner too): every privilege on the tables, the policy version sequence, and a
@@ -746,21 +885,22 @@ GRANT SELECT ON memory_fabric.policies, memory_fabric.embedding_models, memory_f
 -- for it as for everyone. It gets nothing on locks or scope_versions.
 GRANT ALL ON memory_fabric.policies, memory_fabric.candidates, memory_fabric.embedding_models,
     memory_fabric.reviews, memory_fabric.decisions, memory_fabric.consents, memory_fabric.promoted_memory,
-    memory_fabric.events, memory_fabric.tenant_grants, memory_fabric.recall_log, memory_fabric.review_queue
+    memory_fabric.events, memory_fabric.tenant_grants, memory_fabric.recall_log, memory_fabric.review_queue,
+    memory_fabric.audit_chain, memory_fabric.audit_heads
     TO @extowner@;
 REVOKE ALL ON SEQUENCE memory_fabric.policy_versions FROM PUBLIC;
 GRANT SELECT, UPDATE ON SEQUENCE memory_fabric.policy_versions TO @extowner@;
 
 -- Row-level security, enabled and forced on every table; the policies, which call
 -- memory_fabric._visible_tenant(), are in src/security.rs. locks, scope_versions and secrets
--- have none: nobody reads them.
+-- have none: nobody reads them; audit_heads only its owner's (restore).
 DO $$
 DECLARE
     t text;
 BEGIN
     FOREACH t IN ARRAY ARRAY['policies', 'candidates', 'embedding_models', 'reviews', 'decisions', 'consents',
                              'promoted_memory', 'events', 'tenant_grants', 'recall_log', 'locks',
-                             'scope_versions', 'secrets'] LOOP
+                             'scope_versions', 'secrets', 'audit_chain', 'audit_heads'] LOOP
         EXECUTE pg_catalog.format('ALTER TABLE memory_fabric.%I ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY', t);
     END LOOP;
 END
@@ -783,7 +923,8 @@ BEGIN
              WHERE a.attrelid = ANY (ARRAY['memory_fabric.policies', 'memory_fabric.candidates', 'memory_fabric.embedding_models',
                                            'memory_fabric.reviews', 'memory_fabric.decisions', 'memory_fabric.consents',
                                            'memory_fabric.promoted_memory', 'memory_fabric.events',
-                                           'memory_fabric.tenant_grants', 'memory_fabric.recall_log']::pg_catalog.regclass[])
+                                           'memory_fabric.tenant_grants', 'memory_fabric.recall_log',
+                                           'memory_fabric.audit_chain', 'memory_fabric.audit_heads']::pg_catalog.regclass[])
                AND a.attnum > 0 AND NOT a.attisdropped
                AND a.atttypid = ANY (ARRAY['pg_catalog.text', 'pg_catalog.jsonb', 'pg_catalog.text[]',
                                            'pg_catalog.varbit']::pg_catalog.regtype[])
@@ -806,6 +947,8 @@ SELECT pg_catalog.pg_extension_config_dump('memory_fabric.promoted_memory', '');
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric.events', '');
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric.tenant_grants', '');
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric.recall_log', '');
+SELECT pg_catalog.pg_extension_config_dump('memory_fabric.audit_chain', '');
+SELECT pg_catalog.pg_extension_config_dump('memory_fabric.audit_heads', '');
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric.policy_versions', '');
 
 -- The part pgrx generates next creates our functions in the first schema of search_path, and

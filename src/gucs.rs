@@ -37,6 +37,12 @@ pub static EXACT_SEARCH_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(20_000);
 /// fails closed.
 pub static TENANT_ID: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
+/// The intent this transaction is pinned to (SET LOCAL memory_fabric.intent_id = '…'), if any: a
+/// capture must name it, a recall may name it or none (the cross-intent memories). Narrows a role
+/// further than its tenant grant, as the tenant pin narrows a shared role; the MCP server sets it
+/// for an agent started with --intent.
+pub static INTENT_ID: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+
 /// Injection points this session waits at (src/inject.rs), comma-separated: for the isolation
 /// specs only. Superuser-only.
 pub static INJECTION_POINTS: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
@@ -90,6 +96,14 @@ pub fn init() {
         c"The tenant this transaction acts for.",
         c"Set it with SET LOCAL in each transaction; unset or empty denies every tenant.",
         &TENANT_ID,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"memory_fabric.intent_id",
+        c"The intent this transaction is pinned to, if any.",
+        c"Set it with SET LOCAL; captures must name this intent and recalls this intent or none. Unset or empty: no pin.",
+        &INTENT_ID,
         GucContext::Userset,
         GucFlags::default(),
     );

@@ -94,6 +94,8 @@ pub struct Review {
     pub scope_version: Option<String>,
     pub neighbour_ids: Option<Vec<String>>,
     pub retracted_ids: Option<Vec<String>>,
+    /// Why it was duplicated, contradicted, rejected or queued (review's machine-readable reason).
+    pub reason: Option<String>,
 }
 
 impl Review {
@@ -103,7 +105,7 @@ impl Review {
 }
 
 const REVIEW: &str = "SELECT id, status, duplicate_of_id, contradicts_id, contradiction_resolution, proposed_tier, \
-     priority_score::float8, reviewer, consent_id, scope_version::text, neighbour_ids, retracted_ids \
+     priority_score::float8, reviewer, consent_id, scope_version::text, neighbour_ids, retracted_ids, reason \
      FROM memory_fabric.reviews WHERE candidate_id = $1 \
      ORDER BY reviewed_at DESC, id DESC LIMIT 1";
 
@@ -124,6 +126,7 @@ pub fn effective_review(client: &SpiClient<'_>, candidate_id: &str) -> Option<Re
         scope_version: col(&r, 10),
         neighbour_ids: col(&r, 11),
         retracted_ids: col(&r, 12),
+        reason: col(&r, 13),
     })
 }
 

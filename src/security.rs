@@ -102,6 +102,31 @@ pub fn pin() -> Option<String> {
     gucs::get_exact(&gucs::TENANT_ID)
 }
 
+/// The pinned intent exactly as set, if any (unset and empty both mean none).
+pub fn intent_pin() -> Option<String> {
+    gucs::get_exact(&gucs::INTENT_ID)
+}
+
+/// Refuses (42501) an intent outside the transaction's intent pin, when there is one. A capture
+/// must name the pinned intent: a memory without one is recalled for every intent. A recall may
+/// name it, or none (it then reads the cross-intent memories, which the pinned intent reads too).
+pub fn require_intent(intent: Option<&str>, capture: bool) {
+    let Some(p) = intent_pin() else { return };
+    match intent {
+        Some(i) if i == p => {}
+        Some(i) => raise(
+            denied(format!("intent \"{i}\" is not the pinned intent"))
+                .detail(format!("This transaction is pinned to intent \"{p}\".")),
+        ),
+        None if capture => raise(
+            denied("a memory without an intent is outside the pinned intent".into())
+                .detail(format!("This transaction is pinned to intent \"{p}\"; a memory without an intent is recalled for every intent."))
+                .hint(format!("Pass intent_id => '{}'.", p.replace('\'', "''"))),
+        ),
+        None => {}
+    }
+}
+
 /// (is the caller the extension's owner, does it hold a live grant for the tenant or for '*')
 const ACCESS: &str = "SELECT coalesce((SELECT e.extowner = $2 FROM pg_catalog.pg_extension e WHERE e.extname = 'memory_fabric'), false), \
      EXISTS (SELECT 1 FROM memory_fabric.tenant_grants g JOIN pg_catalog.pg_roles r ON r.oid = g.role_oid \
@@ -320,7 +345,7 @@ DECLARE
     t text;
 BEGIN
     FOREACH t IN ARRAY ARRAY['candidates', 'embedding_models', 'reviews', 'decisions', 'consents',
-                             'promoted_memory', 'events', 'tenant_grants', 'policies', 'recall_log'] LOOP
+                             'promoted_memory', 'events', 'tenant_grants', 'policies', 'recall_log', 'audit_chain'] LOOP
         EXECUTE pg_catalog.format('CREATE POLICY tenant_read ON memory_fabric.%I FOR SELECT USING (%s)', t,
             CASE WHEN t = 'policies' THEN 'tenant_id = ''*'' OR ' ELSE '' END ||
             'tenant_id = (SELECT memory_fabric._visible_tenant())');
@@ -329,6 +354,8 @@ BEGIN
     END LOOP;
 END
 $$;
+-- The chain's heads: only the owner's (restore); verify_audit reads them as the extension.
+CREATE POLICY owner_all ON memory_fabric.audit_heads FOR ALL TO @extowner@ USING (true) WITH CHECK (true);
 -- The policies call it as whichever role queries a table, so every role may: it only answers
 -- whether the caller itself may read the pinned tenant.
 GRANT EXECUTE ON FUNCTION memory_fabric._visible_tenant() TO PUBLIC;

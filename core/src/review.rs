@@ -493,7 +493,13 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
                 None => seen,
             })
         };
-        let gated = if let Some(d) = disagreement {
+        // A memory of the candidate's intent beside a cross-intent one it contradicts: recall for
+        // that intent returns both, so the intent holds a contradiction that no rule resolved. Both
+        // may stand (coexist), but only a person says so.
+        let gated = if v.resolution == Some(Resolution::Coexist) {
+            note("recall for its intent returns the cross-intent memory it contradicts too".to_owned());
+            Some("contradiction_across_intents")
+        } else if let Some(d) = disagreement {
             note(d);
             Some("rules_and_judge_disagree")
         } else if let Some(seen) = untrusted_note {
@@ -782,9 +788,13 @@ mod tests {
         // Older than the memory: never supersedes.
         let stale = Subject { evidence_count: 2, captured_at: 10.0, ..s.clone() };
         assert_eq!(decide(&stale, &[old.clone()], th(), &policy(), false, None).resolution, Some(Resolution::Block));
-        // Different intent scope: both stand.
+        // A memory of an intent contradicting a cross-intent one: both may stand, a person decides
+        // (recall for the intent returns both).
         let scoped = Subject { intent_id: Some("support.eu"), ..s.clone() };
-        assert_eq!(decide(&scoped, &[old], th(), &policy(), false, None).resolution, Some(Resolution::Coexist));
+        let v = decide(&scoped, &[old], th(), &policy(), false, None);
+        assert_eq!(v.resolution, Some(Resolution::Coexist));
+        assert!(v.human && v.promotable());
+        assert_eq!(v.reason.as_deref(), Some("contradiction:number;contradiction_across_intents"));
     }
 
     #[test]

@@ -68,6 +68,7 @@ fn _capture(
         if let Some(a) = actor {
             crate::args::require_name("actor", Some(a));
         }
+        crate::security::require_intent(intent_id, true);
         // Which sources the caller's grants let it claim: an agent cannot pass as an operator
         // or the system, whose memories outrank and supersede its own.
         if let Some(s) = source {

@@ -37,11 +37,12 @@ const ERASE_MEMORIES: &str = concat!(
     " AND erased_at IS NULL RETURNING id"
 );
 // The operators' notes on the erased candidates, and on those an edit of them made.
-const ERASE_DECISIONS: &str = "UPDATE memory_fabric.decisions SET erased_at = $3, \
+// Their audit salts go with them (sql/schema.sql, the audit chain).
+const ERASE_DECISIONS: &str = "UPDATE memory_fabric.decisions SET erased_at = $3, audit_salt = NULL, \
      notes = CASE WHEN notes IS NULL THEN NULL ELSE '[erased]' END \
      WHERE tenant_id = $1 AND (candidate_id = ANY ($2) OR new_candidate_id = ANY ($2)) AND erased_at IS NULL";
 // The events about the erased candidates and memories: their payloads' free text.
-const ERASE_EVENTS: &str = "UPDATE memory_fabric.events SET erased_at = $3, payload = memory_fabric._erased_payload(payload) \
+const ERASE_EVENTS: &str = "UPDATE memory_fabric.events SET erased_at = $3, audit_salt = NULL, payload = memory_fabric._erased_payload(payload) \
      WHERE tenant_id = $1 AND subject_id = ANY ($2) AND erased_at IS NULL";
 // What the subject's recalls asked.
 const ERASE_RECALLS: &str = "UPDATE memory_fabric.recall_log SET erased_at = $3, query_text = NULL \

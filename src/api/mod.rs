@@ -30,3 +30,4 @@ mod review_status;
 mod revoke_consent;
 mod revoke_tenant;
 mod set_policy;
+mod verify_audit;

@@ -88,6 +88,7 @@ fn _check_recall(
 ) {
     use memory_fabric_core::args::visible;
     use memory_fabric_core::capture::degenerate_norm;
+    crate::security::require_intent(intent_id, false);
     for (field, v) in [("user_id", user_id), ("intent_id", intent_id), ("query_embedding_model", query_embedding_model)] {
         if let Some(v) = v {
             visible(field, v).unwrap_or_else(|e| raise(e));

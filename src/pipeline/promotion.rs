@@ -91,7 +91,10 @@ fn promote_if_current(client: &mut SpiClient<'_>, candidate_id: &str, approver: 
     let r = promotable_review(client, &c);
     if r.reviewer == "human" && !approved {
         raise(Error::wrong_state(format!("candidate \"{}\" requires approval", c.id))
-            .detail(format!("Its review queued it for a human ({} tier).", r.tier))
+            .detail(match &r.reason {
+                Some(why) => format!("Its review queued it for a human ({why}; {} tier).", r.tier),
+                None => format!("Its review queued it for a human ({} tier).", r.tier),
+            })
             .hint("Call memory_fabric.approve() as a reviewer other than the capture's actor."));
     }
 

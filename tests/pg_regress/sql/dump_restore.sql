@@ -5,6 +5,9 @@
 SELECT json_object_agg(table_name, json_build_array(rows, hash) ORDER BY table_name) AS before
 FROM public.regress_fingerprint() \gset
 SELECT table_name, rows FROM public.regress_fingerprint() ORDER BY 1;
+-- every tenant's audit chain is whole before the dump
+SELECT count(*) AS tenants, count(*) FILTER (WHERE v.intact) AS intact
+FROM memory_fabric.audit_heads h, memory_fabric.verify_audit(h.tenant_id) v;
 
 \! "$MF_PG_BINDIR/dropdb" --if-exists memory_fabric_restored 2>/dev/null && "$MF_PG_BINDIR/pg_dump" -Fc -d memory_fabric_regress -f "$MF_REGRESS_TMP/regress.dump" && "$MF_PG_BINDIR/createdb" memory_fabric_restored && "$MF_PG_BINDIR/pg_restore" --exit-on-error -d memory_fabric_restored "$MF_REGRESS_TMP/regress.dump" && echo 'dump and restore: ok'
 
@@ -18,5 +21,14 @@ FROM public.regress_fingerprint() f ORDER BY 1;
 UPDATE memory_fabric.candidates SET text = 'x';
 SELECT count(*) AS captured
 FROM memory_fabric.capture_memory('tenant_acme_prod', 'Captured after restore.', 'agent', 'PUBLIC');
+-- The chains came with their rows, not made again: each whole, and a promotion after the restore
+-- is the next link of its tenant's chain.
+SELECT count(*) AS tenants, count(*) FILTER (WHERE v.intact) AS intact
+FROM memory_fabric.audit_heads h, memory_fabric.verify_audit(h.tenant_id) v;
+SELECT head_seq AS acme_head FROM memory_fabric.verify_audit('tenant_acme_prod') \gset
+SELECT (memory_fabric.promote(c.id)).id IS NOT NULL AS promoted
+FROM memory_fabric.capture_memory('tenant_acme_prod', 'The Faro depot opens at 07:30 after the restore.', 'agent', 'PUBLIC') c,
+     LATERAL memory_fabric.review_candidate(c.id) r;
+SELECT intact, head_seq = :acme_head + 1 AS next_link FROM memory_fabric.verify_audit('tenant_acme_prod');
 \c memory_fabric_regress
 DROP DATABASE memory_fabric_restored;

@@ -45,6 +45,8 @@ LANGUAGE sql STABLE AS $$
     UNION ALL SELECT 'events', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.events x
     UNION ALL SELECT 'tenant_grants', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.tenant_grants x
     UNION ALL SELECT 'recall_log', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.recall_log x
+    UNION ALL SELECT 'audit_chain', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.audit_chain x
+    UNION ALL SELECT 'audit_heads', count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM memory_fabric.audit_heads x
 $$;
 
 -- Runs one statement and reports its outcome as SQLSTATE, message and detail, with the
