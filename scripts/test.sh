@@ -182,13 +182,13 @@ fi
 
 # the operator's console in headless Chromium, as ordinary roles, on its own instance (tests/console/run.sh)
 if want console; then
-  cluster_ready   # for `cargo pgrx install`; the layer starts its own PostgreSQL instance
+  cluster_ready   # installs the extension in the tests' tree; the layer starts its own PostgreSQL instance
   tap_layer console bash "$MF_ROOT/tests/console/run.sh"
 fi
 
 # the fleet: shards behind the PL/Proxy router, as ordinary roles (tests/fleet/run.sh)
 if want fleet; then
-  cluster_ready   # for `cargo pgrx install` and router/gen.py --check; the fleet has its own instances
+  cluster_ready   # the extension in the tests' tree, and router/gen.py --check; the fleet has its own instances
   tap_layer fleet bash "$MF_ROOT/tests/fleet/run.sh"
   tap_layer failover bash "$MF_ROOT/tests/fleet/run_ha.sh"
 fi
