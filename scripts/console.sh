@@ -4,10 +4,11 @@
 # few candidates waiting for a human (one that contradicts a memory), builds the console and
 # serves it on http://127.0.0.1:8088 until Ctrl-C.
 #   bash scripts/console.sh [--listen 127.0.0.1:8088]
-# Sign in as console_ben or console_cleo (reviewers) or console_admin, with any password: the
-# local cluster trusts its own socket, so PostgreSQL asks none. A real deployment points --dsn at
-# a host whose pg_hba.conf rule asks for a password (scram-sha-256); README.md, "The operator's
-# console".
+# Sign in as console_ben or console_cleo (reviewers) or console_admin, with the password printed
+# at the end: each run gives the demo roles new random passwords, and pg_hba.conf rules for this
+# database alone (the rest of the local cluster keeps its rules) ask every role for one
+# (scram-sha-256), as a real deployment must; README.md, "The operator's console". The console
+# refuses superusers whatever the rules say.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 listen=127.0.0.1:8088
@@ -19,8 +20,41 @@ mf_log "building and installing the extension"
 bash "$MF_ROOT/scripts/install.sh"
 bash "$MF_ROOT/scripts/cluster.sh" start
 db=memory_fabric_console
+
+# pg_hba.conf rules for $db alone, between these marks, above the cluster's own rules: every role
+# gives its password (scram-sha-256). Taken out while this script sets the database up as the
+# superuser (over the socket the cluster trusts), put back after; the file keeps its owner.
+hba_begin="# >>> scripts/console.sh: $db asks every role for a password"
+hba_end="# <<< scripts/console.sh"
+hba=$(mf_psql -d postgres -Atc "SHOW hba_file")
+hba_rules() { # $1: with or without the console's rules
+  local rest
+  rest=$(awk -v b="$hba_begin" -v e="$hba_end" '$0 == b {skip = 1; next} $0 == e {skip = 0; next} !skip' "$hba")
+  {
+    if [ "$1" = with ]; then
+      printf '%s\n' "$hba_begin"
+      printf '%-7s %-23s %-9s %-15s %s\n' local "$db" all "" scram-sha-256 \
+        host "$db" all 127.0.0.1/32 scram-sha-256 host "$db" all ::1/128 scram-sha-256
+      printf '%s\n' "$hba_end"
+    fi
+    printf '%s\n' "$rest"
+  } > "$hba.console.tmp"
+  cat "$hba.console.tmp" > "$hba"
+  rm -f "$hba.console.tmp"
+  mf_psql -d postgres -q -Atc "SELECT pg_catalog.pg_reload_conf()" >/dev/null
+  # a rule PostgreSQL cannot read would leave the old ones in force: say so
+  local bad
+  bad=$(mf_psql -d postgres -Atc "SELECT string_agg(line_number || ': ' || error, '; ') FROM pg_catalog.pg_hba_file_rules WHERE error IS NOT NULL")
+  [ -z "$bad" ] || mf_die "pg_hba.conf ($hba): $bad"
+}
+hba_rules without
+
 mf_psql -d postgres -q -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
-mf_psql -d "$db" -q -v ON_ERROR_STOP=1 <<'SQL'
+# a new password for each demo role, every run (printed at the end)
+new_password() { head -c 18 /dev/urandom | base64 | tr -d '/+=\n' | cut -c1-20; }
+pw_ben=$(new_password); pw_cleo=$(new_password); pw_admin=$(new_password); pw_ana=$(new_password); pw_agent=$(new_password)
+mf_psql -d "$db" -q -o /dev/null -v ON_ERROR_STOP=1 -v pw_ana="$pw_ana" -v pw_ben="$pw_ben" -v pw_cleo="$pw_cleo" \
+  -v pw_admin="$pw_admin" -v pw_agent="$pw_agent" <<'SQL'
 SET client_min_messages = warning;
 CREATE EXTENSION memory_fabric CASCADE;
 DO $$
@@ -34,6 +68,12 @@ BEGIN
         PERFORM memory_fabric.grant_tenant(r[1], 'acme');
     END LOOP;
 END $$;
+SET password_encryption = 'scram-sha-256';
+ALTER ROLE console_ana PASSWORD :'pw_ana';
+ALTER ROLE console_ben PASSWORD :'pw_ben';
+ALTER ROLE console_cleo PASSWORD :'pw_cleo';
+ALTER ROLE console_admin PASSWORD :'pw_admin';
+ALTER ROLE console_agent PASSWORD :'pw_agent';
 -- as the agent: a promoted memory, then a correction of it that a reviewer must look at
 SET ROLE console_agent;
 SET memory_fabric.tenant_id = 'acme';
@@ -52,7 +92,11 @@ FROM (VALUES ('Customer cus_42 does not want paper invoices sent to the Porto of
                                           evidence_refs => v.e::jsonb, actor => 'op:ana') c;
 RESET ROLE;
 SQL
+hba_rules with
 mf_log "building the console"
 cargo build --release -q -p memory-fabric-console
-mf_log "serving http://$listen (sign in as console_ben, console_cleo or console_admin; any password on this local cluster); Ctrl-C stops it"
+mf_log "serving http://$listen; Ctrl-C stops it. Sign in as (role / password):"
+printf '    %-14s %s   (reviewer)\n' console_ben "$pw_ben" console_cleo "$pw_cleo" >&2
+printf '    %-14s %s   (admin)\n' console_admin "$pw_admin" >&2
+printf '    %-14s %s   (reviewer; captured the waiting candidates, so may not approve them)\n' console_ana "$pw_ana" >&2
 exec ./target/release/memory-fabric-console --listen "$listen" --dsn "host=$MF_PGHOST port=$MF_PGPORT dbname=$db"
