@@ -100,12 +100,11 @@ def main() -> int:
             if size > MAX_BYTES:
                 raise SystemExit(f"{f} is over {MAX_BYTES} bytes")
 
-        def sign_in(role: str, display: str) -> None:
+        def sign_in(role: str) -> None:
             d.execute_cdp_cmd("Network.clearBrowserCookies", {})
             go("/signin")
             d.find_element(By.NAME, "role").send_keys(role)
             d.find_element(By.NAME, "password").send_keys(cluster.passwords[role])
-            d.find_element(By.NAME, "display_name").send_keys(display)
             b = d.find_element(By.ID, "signin-submit")
             b.click()
             until(staleness_of(b))
@@ -116,10 +115,9 @@ def main() -> int:
 
         go("/signin")
         d.find_element(By.NAME, "role").send_keys(ANA)
-        d.find_element(By.NAME, "display_name").send_keys("op:ana")
         shot("signin")
 
-        sign_in(ANA, "op:ana")
+        sign_in(ANA)
         until(lambda _: d.find_element(By.ID, "live-status").text.startswith("live"))
         shot("queue")
 
@@ -129,7 +127,7 @@ def main() -> int:
         go(f"/memories/{ids['hours']}?explain=1&user=cus_42&intent=support.billing&classes=PUBLIC,INTERNAL")
         shot("memory")
 
-        sign_in(ADMIN, "op:lena")
+        sign_in(ADMIN)
         go("/metrics?days=1")
         shot("metrics")
         go("/admin/policy")
