@@ -244,6 +244,22 @@ class Walls(unittest.TestCase):
                 s.close()
             con.stop()
 
+    def test_an_oversized_body_is_refused(self) -> None:
+        # as before the console read bodies itself: at most 2 MiB (axum's limit), then 413
+        cid = CLUSTER.queued(ANA, uniq("Not decided by a huge form."), actor="op:ana")
+        cookie = signed_in(CONSOLE, BOB)
+        token = CONSOLE.csrf(cookie)
+        status, headers, body = CONSOLE.post(f"/candidates/{cid}/approve", {"csrf": token, "notes": "x" * (3 << 20)}, cookie)
+        self.assertEqual((status, headers.get("connection")), (413, "close"), body[:200])
+        self.assertEqual(stage(cid), "waiting_for_human")
+        # under the limit the form is read, and the database's own limit on notes applies
+        status, headers, _ = CONSOLE.post(f"/candidates/{cid}/reject", {"csrf": token, "reason": "x" * (1 << 20)}, cookie)
+        self.assertEqual((status, headers.get("location")), (303, f"/candidates/{cid}"))
+        self.assertEqual(stage(cid), "waiting_for_human")
+        page = CONSOLE.get(f"/candidates/{cid}", headers={"Cookie": f"mf_session={cookie}"})[2]
+        self.assertIn('data-sqlstate="54000"', page)
+        CONSOLE.sign_out(cookie)
+
     def test_live_queue_streams_are_capped_per_session_and_in_all(self) -> None:
         con = h.Console(CLUSTER, settings={"MAX_STREAMS": "5", "MAX_STREAMS_PER_SESSION": "3"})
         opened: list[http.client.HTTPConnection] = []
