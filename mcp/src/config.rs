@@ -21,10 +21,20 @@ OPTIONS (each also read from the environment variable shown; the option wins):
                          call pins it with set_config('memory_fabric.tenant_id', ..., true); the
                          role needs a grant for it (memory_fabric.grant_tenant). The agent
                          cannot choose another tenant: it is no tool argument.
-    --user USER_ID       a fixed user (subject) for remember and recall (MEMORY_FABRIC_USER).
-                         When set, a call naming another user_id is refused; when unset, the
-                         agent may name user_id per call (none: user-less memories only).
-    --intent INTENT_ID   the default intent_id of remember and recall (MEMORY_FABRIC_INTENT).
+    --user USER_ID       a fixed user (subject) for remember, recall and explain_recall
+                         (MEMORY_FABRIC_USER). When set, a call naming another user_id is
+                         refused, and another user's memory is not found by explain_recall or
+                         memory_history; when unset, the agent may name user_id per call (none:
+                         user-less memories only).
+    --intent INTENT_ID   pins the server to one intent (MEMORY_FABRIC_INTENT): remember stores
+                         every fact under it (recalled only for that intent; intents starting
+                         with support. give 30-day episodic memories by default), recall and
+                         explain_recall read it and the cross-intent memories, and a call naming
+                         another intent (or, for remember, none) is refused; another intent's
+                         memory is not found by explain_recall or memory_history. Where the
+                         extension has memory_fabric.intent_id, each call sets it too. Leave it
+                         out for a general agent: it then names intent_id per call, or none (the
+                         fact holds across intents).
     --actor NAME         the display name recorded on captures (MEMORY_FABRIC_ACTOR; default:
                          the database role's name).
     --dsn CONNINFO       a connection string without a password (MEMORY_FABRIC_DSN). A password
@@ -47,6 +57,10 @@ chain and the host name). Root certificates: sslrootcert (PGSSLROOTCERT), a PEM 
 ~/.postgresql/root.crt when it exists; sslrootcert=system, or a verify mode without a file, uses
 the system's trusted roots. A client certificate: sslcert and sslkey (PGSSLCERT, PGSSLKEY;
 default ~/.postgresql/postgresql.crt and .key). Socket connections never use TLS.
+
+START-UP: the server connects, then checks that memory_fabric is installed in the database and
+that the role may act for the tenant (memory_fabric.my_tenants()); it exits with status 1 and a
+message on stderr when either is not so. A reconnect checks again: a call then fails saying why.
 
 TOOLS (listed only when the role may execute their functions; asked at start-up and after a
 reconnect with has_function_privilege):

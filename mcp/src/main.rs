@@ -67,15 +67,20 @@ fn main() -> ExitCode {
 }
 
 async fn serve(settings: config::Settings, target: db::Target) -> Result<(), String> {
-    let session = db::Session::open(&target)
-        .await
-        .map_err(|e| format!("cannot connect to PostgreSQL: {}", target.describe(&e)))?;
+    let session = db::Session::open(&target, &settings).await.map_err(|e| e.describe(&target))?;
     let names: Vec<&str> = session.tools.iter().map(|k| k.name()).collect();
+    let mut scope = format!("tenant {}", settings.tenant);
+    if let Some(u) = &settings.user {
+        scope.push_str(&format!("; user {u}"));
+    }
+    if let Some(i) = &settings.intent {
+        let by = if session.intent_setting { ", also in memory_fabric.intent_id" } else { "" };
+        scope.push_str(&format!("; intent {i} (pinned{by})"));
+    }
     log(&format!(
-        "connected to database {} as role {}; tenant {}; tools: {}",
+        "connected to database {} as role {}; {scope}; tools: {}",
         session.database,
         session.role,
-        settings.tenant,
         if names.is_empty() { "none (the role may execute none of their functions)".to_string() } else { names.join(", ") }
     ));
     let service = server::Server::new(settings, target, session)

@@ -11,7 +11,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio::sync::Mutex;
 
 use crate::config::Settings;
-use crate::db::{Session, Target};
+use crate::db::{OpenError, Session, Target};
 use crate::tools::{ToolError, ToolKind};
 
 #[derive(Clone)]
@@ -60,7 +60,7 @@ impl Server {
         if slot.as_ref().is_none_or(Session::is_closed) {
             // lost before this call sent anything: connect again now
             *slot = None;
-            match Session::open(&self.inner.target).await {
+            match Session::open(&self.inner.target, s).await {
                 Ok(new) => {
                     crate::log(&format!("connected again as role {}", new.role));
                     let changed = {
@@ -74,9 +74,15 @@ impl Server {
                     }
                     *slot = Some(new);
                 }
-                Err(e) => {
+                Err(OpenError::Connect(e)) => {
                     let e = ToolError::lost(format!("cannot connect to PostgreSQL: {}", self.inner.target.describe(&e)));
                     return Ok(e.into_result().into());
+                }
+                // the database changed since start-up (the extension dropped, the grant revoked):
+                // nothing runs, and the next call connects and checks again
+                Err(OpenError::Refused { sqlstate, message }) => {
+                    let hint = "Nothing was run. The next call connects again and checks again.".to_string();
+                    return Ok(ToolError::Connection { sqlstate, message, hint }.into_result().into());
                 }
             }
         }
@@ -113,7 +119,10 @@ impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
             .with_server_info(Implementation::new("memory-fabric-mcp", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(match &self.inner.settings.intent {
+                Some(i) => format!("{INSTRUCTIONS} So is the intent: {i} (leave intent_id out)."),
+                None => INSTRUCTIONS.to_string(),
+            })
     }
 
     async fn list_tools(

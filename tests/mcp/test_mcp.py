@@ -20,6 +20,7 @@ import tempfile
 import time
 import unittest
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, AsyncIterator
 
 import psycopg
@@ -31,7 +32,12 @@ DB = "memory_fabric_mcp"
 AGENT, REVIEWER = "mf_mcp_agent", "mf_mcp_reviewer"
 TENANT, OTHER = "t_mcp", "t_mcp_other"
 UNKNOWN_CANDIDATE = "mc_20260101t000000_000000000000"
+UNKNOWN_MEMORY = "pm_20260101t000000_000000000000"
 ID = re.compile(r"\b(?:mc|pm)_[0-9]{8}t[0-9]{6}_[0-9a-z]{12}\b")
+NOEXT_DB = "memory_fabric_mcp_noext"
+# roles of one test each (dropped at the end whatever happened)
+PLAIN, STAR, REVOKED, PINNED = "mf_mcp_plain", "mf_mcp_star", "mf_mcp_revoked", "mf_mcp_pinned"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def admin_conn(db: str = DB) -> psycopg.Connection:
@@ -56,8 +62,9 @@ def setUpModule() -> None:
 
 def tearDownModule() -> None:
     with admin_conn("postgres") as c:
-        c.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-        for role in (AGENT, REVIEWER, "mf_mcp_promoted"):
+        for db in (DB, NOEXT_DB):
+            c.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+        for role in (AGENT, REVIEWER, "mf_mcp_promoted", PLAIN, STAR, REVOKED, PINNED):
             c.execute(f"DROP ROLE IF EXISTS {role}")
 
 
@@ -325,11 +332,261 @@ class Isolation(unittest.TestCase):
                 e = await s.err("recall", {"tenant_id": OTHER})
                 self.assertEqual(e["kind"], "invalid_arguments")
                 self.assertIn("tenant_id", e["message"])
-            # a tenant the role has no grant for: PostgreSQL refuses, with its DETAIL and HINT
-            async with server(AGENT, OTHER) as s:
-                e = await s.err("recall", {})
-                self.assertEqual(e["sqlstate"], "42501")
-                self.assertTrue(e["hint"] and "grant_tenant" in e["hint"], e)
+
+        run(go())
+
+
+def make_role(role: str, group: str | None, *tenants: str) -> None:
+    """A login role of one test, a member of `group` (none: of no memory_fabric role), granted `tenants`."""
+    with admin_conn() as c:
+        c.execute(f"DROP ROLE IF EXISTS {role}")
+        c.execute(f"CREATE ROLE {role} LOGIN" + (f" IN ROLE {group}" if group else ""))
+        for t in tenants:
+            c.execute("SELECT memory_fabric.grant_tenant(%s, %s)", (role, t))
+
+
+def same_error(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Two errors alike but for the ids they name."""
+    norm = lambda e: {k: (ID.sub("ID", v) if isinstance(v, str) else v) for k, v in e.items()}
+    return norm(a) == norm(b)
+
+
+class StartUp(unittest.TestCase):
+    """What the server checks before it serves anything, and again after a reconnect."""
+
+    def test_a_tenant_the_role_may_not_act_for_refuses_to_start(self) -> None:
+        r = run_cli(env=child_env(AGENT, OTHER))
+        self.assertEqual((r.returncode, r.stdout), (1, ""), r.stderr)
+        self.assertIn(f'role "{AGENT}" may not act for tenant "{OTHER}" in database "{DB}"', r.stderr)
+        self.assertIn(f"memory_fabric.my_tenants() lists: {TENANT}", r.stderr)
+        self.assertIn(f"SELECT memory_fabric.grant_tenant('{AGENT}', '{OTHER}')", r.stderr)
+        self.assertNotIn("tools:", r.stderr)
+        # a role of no memory_fabric role at all may not even ask which tenants it has
+        make_role(PLAIN, None)
+        r = run_cli(env=child_env(PLAIN, TENANT))
+        self.assertEqual((r.returncode, r.stdout), (1, ""), r.stderr)
+        self.assertIn(f'role "{PLAIN}" may not use memory_fabric in database "{DB}"', r.stderr)
+        self.assertIn("SQLSTATE 42501", r.stderr)
+        self.assertIn("memory_fabric_agent", r.stderr)
+        # a grant of '*' is a grant of every tenant
+        make_role(STAR, "memory_fabric_agent", "*")
+
+        async def go() -> None:
+            async with server(STAR, "t_mcp_anything") as s:
+                self.assertEqual(await s.names(), {"remember", "recall", "review_status"})
+                await s.ok("recall", {})
+
+        run(go())
+
+    def test_a_database_without_the_extension_is_named(self) -> None:
+        with admin_conn("postgres") as c:
+            c.execute(f"DROP DATABASE IF EXISTS {NOEXT_DB} WITH (FORCE)")
+            c.execute(f"CREATE DATABASE {NOEXT_DB}")
+        r = run_cli(env=child_env(AGENT, TENANT, PGDATABASE=NOEXT_DB))
+        self.assertEqual((r.returncode, r.stdout), (1, ""), r.stderr)
+        self.assertIn(f'memory_fabric is not installed in database "{NOEXT_DB}"', r.stderr)
+        self.assertIn("CREATE EXTENSION memory_fabric", r.stderr)
+        self.assertNotIn("tools:", r.stderr)
+
+    def test_a_grant_revoked_while_running_is_found_at_the_reconnect(self) -> None:
+        make_role(REVOKED, "memory_fabric_agent", TENANT)
+
+        async def next_answer(s: Server) -> Any:
+            # the first call after the backend was ended may still find the old socket (57P01)
+            for _ in range(2):
+                r = await s.call("recall", {})
+                if not (r.is_error and r.structured_content["error"].get("sqlstate") == "57P01"):
+                    return r
+            return r
+
+        async def go() -> None:
+            async with server(REVOKED) as s:
+                await s.ok("recall", {})
+                with admin_conn() as c:
+                    c.execute("SELECT memory_fabric.revoke_tenant(%s, %s)", (REVOKED, TENANT))
+                    c.execute("SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE usename = %s", (REVOKED,))
+                r = await next_answer(s)
+                self.assertTrue(r.is_error, r.content[0].text)
+                e = r.structured_content["error"]
+                self.assertEqual((e["kind"], e["sqlstate"]), ("connection", "42501"), e)
+                self.assertIn(f'may not act for tenant "{TENANT}"', e["message"])
+                self.assertIn("checks again", e["hint"])
+                with admin_conn() as c:
+                    c.execute("SELECT memory_fabric.grant_tenant(%s, %s)", (REVOKED, TENANT))
+                await s.ok("recall", {})  # granted again: the next call connects and serves
+
+        run(go())
+
+
+class UserScope(unittest.TestCase):
+    def test_a_reviewer_fixed_to_a_user_finds_no_other_users_memory(self) -> None:
+        async def go() -> None:
+            async with server(REVIEWER, TENANT) as s:
+                theirs = await s.ok("remember", {"text": "Customer c30 keeps a spare key under the mat.", "user_id": "c30"})
+                shared = await s.ok("remember", {"text": "The Lisbon depot opens at 07:00."})
+                self.assertEqual((theirs["outcome"], shared["outcome"]), ("promoted", "promoted"))
+            async with server(REVIEWER, TENANT, "--user", "c31") as s:
+                mine = await s.ok("remember", {"text": "Customer c31 pays by card."})
+                # another user's memory and candidate: the very answer an unknown id gets
+                unknown = await s.err("memory_history", {"id": UNKNOWN_MEMORY})
+                self.assertEqual(unknown["sqlstate"], "P0002")
+                for ref in (theirs["memory_id"], theirs["candidate_id"]):
+                    e = await s.err("memory_history", {"id": ref})
+                    self.assertTrue(same_error(e, unknown), (e, unknown))
+                    self.assertIn(ref, e["message"])
+                    self.assertNotIn("c30", json.dumps(e))
+                unknown = await s.err("explain_recall", {"memory_id": UNKNOWN_MEMORY})
+                e = await s.err("explain_recall", {"memory_id": theirs["memory_id"]})
+                self.assertTrue(same_error(e, unknown), (e, unknown))
+                self.assertNotIn("c30", json.dumps(e))
+                self.assertNotIn("spare key", json.dumps(e))
+                # the user's own and the user-less memories are there
+                for ref in (mine["memory_id"], mine["candidate_id"], shared["memory_id"]):
+                    h = await s.ok("memory_history", {"id": ref})
+                    self.assertIn("captured", [x["stage"] for x in h["history"]])
+                self.assertTrue((await s.ok("explain_recall", {"memory_id": shared["memory_id"]}))["visible"])
+                self.assertTrue((await s.ok("explain_recall", {"memory_id": mine["memory_id"]}))["visible"])
+
+        run(go())
+
+
+class IntentPin(unittest.TestCase):
+    def test_a_pinned_intent_cannot_be_escaped(self) -> None:
+        fact = {"user_id": "c20", "entity": "customer:c20", "predicate": "payment_method"}
+        escape = "Customer c20 pays by bank transfer."
+
+        async def go() -> None:
+            async with server(REVIEWER, TENANT, "--intent", "sales.elsewhere") as s:
+                elsewhere = await s.ok("remember", {"text": "Customer c21 wants a call on Fridays.", "user_id": "c21"})
+            async with server(AGENT, TENANT, "--intent", "sales.pinned") as s:
+                p = await s.ok("remember", {"text": "Customer c20 pays by card.", "value": "card", **fact})
+                self.assertEqual(p["outcome"], "promoted")
+                # the contradiction under another intent (coexist, promoted without a human), or
+                # under none: refused before anything reaches the database
+                for intent in ("sales.other", None, ""):
+                    e = await s.err("remember", {"text": escape, "value": "transfer", "intent_id": intent, **fact})
+                    self.assertEqual(e["kind"], "invalid_arguments", e)
+                    self.assertIn('pinned to intent_id "sales.pinned" (--intent)', e["message"])
+                e = await s.err("recall", {"intent_id": "sales.other", "user_id": "c20"})
+                self.assertEqual(e["kind"], "invalid_arguments")
+                self.assertIn("sales.other", e["message"])
+                # the pinned intent itself, named or not, and null for recall, read the pin
+                same = await s.ok("remember", {"text": "Customer c20 wants receipts by email.", "user_id": "c20",
+                                               "intent_id": "sales.pinned"})
+                for args in ({}, {"intent_id": "sales.pinned"}, {"intent_id": None}):
+                    got = await s.ok("recall", {"user_id": "c20", "max_recalls": 50, **args})
+                    ids = {m["memory_id"]: m["intent_scope"] for m in got["memories"]}
+                    self.assertEqual(ids.get(p["memory_id"]), "sales.pinned", args)
+                    self.assertIn(same["memory_id"], ids)
+                    self.assertTrue(all(i in ("sales.pinned", None) for i in ids.values()), ids)
+                got = await s.ok("recall", {"user_id": "c21", "max_recalls": 50})
+                self.assertNotIn(elsewhere["memory_id"], [m["memory_id"] for m in got["memories"]])
+            with admin_conn() as c:
+                n = c.execute("SELECT count(*) FROM memory_fabric.candidates WHERE text = %s", (escape,)).fetchone()[0]
+            self.assertEqual(n, 0)
+            # a reviewer pinned to the intent finds no other intent's memory, and explains none
+            async with server(REVIEWER, TENANT, "--intent", "sales.pinned") as s:
+                for tool, args in (("memory_history", {"id": elsewhere["memory_id"]}),
+                                   ("explain_recall", {"memory_id": elsewhere["memory_id"]})):
+                    unknown = await s.err(tool, {k: UNKNOWN_MEMORY for k in args})
+                    e = await s.err(tool, args)
+                    self.assertTrue(same_error(e, unknown), (tool, e, unknown))
+                e = await s.err("explain_recall", {"memory_id": p["memory_id"], "intent_id": "sales.elsewhere"})
+                self.assertEqual(e["kind"], "invalid_arguments")
+                self.assertTrue((await s.ok("explain_recall", {"memory_id": p["memory_id"], "user_id": "c20"}))["visible"])
+                await s.ok("memory_history", {"id": p["memory_id"]})
+
+        run(go())
+
+    def test_a_contradiction_across_intents_waits_for_a_person(self) -> None:
+        # without a pin the agent names intents freely; a fact of an intent that contradicts a
+        # cross-intent memory is resolved coexist, and waits for a person (extension 0.20.0)
+        fact = {"user_id": "c50", "entity": "customer:c50", "predicate": "invoice_channel"}
+
+        async def go() -> None:
+            async with server(AGENT, TENANT) as s:
+                p = await s.ok("remember", {"text": "Customer c50 wants invoices by email.", "value": "email", **fact})
+                self.assertEqual(p["outcome"], "promoted")
+                x = await s.ok("remember", {"text": "Customer c50 wants invoices by post.", "value": "post",
+                                            "intent_id": "billing.c50", **fact})
+                self.assertEqual((x["outcome"], x["promoted"], x["waiting_for_human"], x["contradicts"], x["resolution"]),
+                                 ("contradiction", False, True, p["memory_id"], "coexist"), x)
+                got = await s.ok("recall", {"user_id": "c50", "intent_id": "billing.c50"})
+                self.assertEqual([m["text"] for m in got["memories"]], ["Customer c50 wants invoices by email."])
+
+        run(go())
+
+    def test_the_extensions_intent_pin_is_set_in_each_call(self) -> None:
+        # Where the extension has memory_fabric.intent_id, each call of a server started with
+        # --intent sets it beside the tenant pin. Seen through a role whose sessions start pinned
+        # to another intent (ALTER ROLE ... SET): the extension refuses that role's captures under
+        # any other intent, unless the call's own pin replaces the session's.
+        make_role(PINNED, "memory_fabric_agent", TENANT)
+        with admin_conn() as c:
+            c.execute("SELECT count(*) FROM memory_fabric.my_tenants()")  # loads the library: its settings
+            has = c.execute("SELECT 1 FROM pg_settings WHERE name = 'memory_fabric.intent_id'").fetchone() is not None
+            if has:
+                c.execute(f"ALTER ROLE {PINNED} IN DATABASE {DB} SET memory_fabric.intent_id = 'not.this.one'")
+
+        async def go() -> None:
+            async with server(PINNED, TENANT, "--intent", "sales.pinned") as s:
+                p = await s.ok("remember", {"text": "Customer c40 wants invoices in March.", "user_id": "c40"})
+                self.assertEqual(p["outcome"], "promoted")
+                got = await s.ok("recall", {"user_id": "c40"})
+                self.assertIn(p["memory_id"], [m["memory_id"] for m in got["memories"]])
+                s.errlog.seek(0)
+                log = s.errlog.read()
+                self.assertIn("intent sales.pinned (pinned" + (", also in memory_fabric.intent_id)" if has else ")"), log)
+            if has:
+                # without --intent the server sets no intent pin: the session's is in force
+                async with server(PINNED, TENANT) as s:
+                    e = await s.err("remember", {"text": "Customer c40 wants invoices in April.", "user_id": "c40"})
+                    self.assertEqual(e["sqlstate"], "42501", e)
+                    self.assertIn("not.this.one", json.dumps(e))
+
+        run(go())
+
+
+def readme_example() -> dict[str, Any]:
+    """The agent host configuration README.md gives under "MCP server": its first mcpServers entry."""
+    text = README.read_text()
+    section = text[text.index("\n## MCP server\n"):]
+    section = section[:section.index("\n## ", 1)]
+    for block in re.findall(r"```json\n(.*?)```", section, re.S):
+        if "mcpServers" in block:
+            return next(iter(json.loads(block)["mcpServers"].values()))
+    raise AssertionError("README.md, MCP server: no mcpServers example")
+
+
+class ReadmeExample(unittest.TestCase):
+    def test_the_readme_example_starts_and_its_memories_hold_across_intents(self) -> None:
+        example = readme_example()
+        args, env = example["args"], dict(example["env"])
+        role, tenant = env.pop("PGUSER"), env.pop("MEMORY_FABRIC_TENANT")
+        # where this test's database is, instead of the example's
+        for k in ("PGHOST", "PGPORT", "PGDATABASE", "PGPASSFILE"):
+            env.pop(k, None)
+        self.assertNotIn("--intent", args)  # a general agent's memories belong to no single intent
+        with admin_conn("postgres") as c:
+            c.execute(f'DROP ROLE IF EXISTS "{role}"')
+        make_role(role, "memory_fabric_agent", tenant)
+
+        def drop() -> None:
+            with admin_conn() as c:
+                c.execute(f'DROP OWNED BY "{role}"')
+                c.execute(f'DROP ROLE IF EXISTS "{role}"')
+        self.addCleanup(drop)
+
+        async def go() -> None:
+            async with server(role, tenant, *args, env=env) as s:
+                self.assertEqual(await s.names(), {"remember", "recall", "review_status"})
+                p = await s.ok("remember", {"text": "Customer cus_42 wants paper invoices.", "user_id": "cus_42",
+                                            "evidence_refs": ["ticket:1"]})
+                self.assertEqual((p["outcome"], p["tier"]), ("promoted", "semantic"))
+                for intent in ("support.billing", "sales.renewals"):
+                    got = await s.ok("recall", {"user_id": "cus_42", "intent_id": intent})
+                    m = {m["memory_id"]: m for m in got["memories"]}[p["memory_id"]]
+                    self.assertIsNone(m["intent_scope"])
 
         run(go())
 

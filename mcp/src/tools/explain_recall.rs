@@ -5,7 +5,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio_postgres::Transaction;
 
-use super::{nullable, object, rfc3339, user_for_call, NamedArgs, Output, ToolError};
+use super::{
+    as_if_unknown, intent_for_call, nullable, object, out_of_scope, rfc3339, user_for_call, NamedArgs, Output, ToolError,
+};
 use crate::config::Settings;
 
 pub const DESCRIPTION: &str = "\
@@ -22,8 +24,11 @@ evaluated). For reviewers and admins.";
 pub struct Args {
     /// The memory to explain (pm_...).
     pub memory_id: String,
-    /// The intent of the recall to explain; defaults to the server's intent.
-    pub intent_id: Option<String>,
+    /// The intent of the recall to explain. When the server is pinned to an intent (--intent),
+    /// leave it out: that intent is explained, and another is refused.
+    #[serde(default, deserialize_with = "super::present")]
+    #[schemars(with = "Option<String>")]
+    pub intent_id: Option<Option<String>>,
     /// The user of the recall to explain. Leave it out when the server was started with a fixed
     /// user.
     pub user_id: Option<String>,
@@ -44,21 +49,39 @@ pub fn parse(settings: &Settings, mut args: Args) -> Result<Call, ToolError> {
         rfc3339("as_of", t)?;
     }
     let user_id = user_for_call(settings, args.user_id.take())?;
-    let intent_id = args.intent_id.take().or_else(|| settings.intent.clone());
+    let intent_id = intent_for_call(settings, args.intent_id.take(), false)?;
     Ok(Call { args, user_id, intent_id })
 }
 
 pub async fn run(tx: &Transaction<'_>, settings: &Settings, c: Call) -> Result<Output, ToolError> {
     let a = c.args;
     let memory_id = a.memory_id.clone();
-    let mut call = NamedArgs::default();
-    call.add("tenant_id", "text", settings.tenant.clone())
-        .add("memory_id", "text", a.memory_id)
-        .opt("intent_id", "text", c.intent_id)
-        .opt("user_id", "text", c.user_id)
-        .opt("classification_allowed", "text[]", a.classification_allowed)
-        .opt("as_of", "text::timestamptz", a.as_of);
-    let mut row = call.row(tx, "to_jsonb(r)", "explain_recall").await?;
+    let call = |memory_id: String| {
+        let mut call = NamedArgs::default();
+        call.add("tenant_id", "text", settings.tenant.clone())
+            .add("memory_id", "text", memory_id)
+            .opt("intent_id", "text", c.intent_id.clone())
+            .opt("user_id", "text", c.user_id.clone())
+            .opt("classification_allowed", "text[]", a.classification_allowed.clone())
+            .opt("as_of", "text::timestamptz", a.as_of.clone());
+        call
+    };
+    // another user's or intent's memory: as unknown as an id that does not exist (the answer would
+    // carry its text, and that it is scoped to someone else)
+    if settings.user.is_some() || settings.intent.is_some() {
+        let scope = tx
+            .query_opt(
+                "SELECT m.user_id, m.intent_scope FROM memory_fabric.promoted_memory m
+                 WHERE m.id = $1 AND m.tenant_id = $2",
+                &[&memory_id, &settings.tenant],
+            )
+            .await
+            .map_err(|e| ToolError::from_pg(&e))?;
+        if scope.is_some_and(|r| out_of_scope(settings, r.get(0), r.get(1))) {
+            return Err(as_if_unknown(tx, "explain_recall", &memory_id, call).await);
+        }
+    }
+    let mut row = call(memory_id.clone()).row(tx, "to_jsonb(r)", "explain_recall").await?;
     row["memory_id"] = json!(memory_id);
     let reasons: Vec<&str> =
         row["reasons"].as_array().map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();

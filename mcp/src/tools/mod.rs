@@ -64,6 +64,18 @@ impl ToolKind {
         }
     }
 
+    /// The tables of schema memory_fabric the tool reads itself: with a user or intent scope
+    /// (--user, --intent), memory_history and explain_recall first read the memory's user and
+    /// intent (as the role, under row-level security), so they are offered only to a role that
+    /// may.
+    pub fn tables(self, scoped: bool) -> &'static [&'static str] {
+        match self {
+            ToolKind::ExplainRecall if scoped => &["promoted_memory"],
+            ToolKind::MemoryHistory if scoped => &["candidates", "promoted_memory"],
+            _ => &[],
+        }
+    }
+
     pub fn describe(self) -> Tool {
         let (description, input, output, read_only) = match self {
             ToolKind::Remember => {
@@ -117,7 +129,7 @@ impl Call {
             Call::Recall(c) => recall::run(tx, settings, c).await,
             Call::ReviewStatus(c) => review_status::run(tx, c).await,
             Call::ExplainRecall(c) => explain_recall::run(tx, settings, c).await,
-            Call::MemoryHistory(c) => memory_history::run(tx, c).await,
+            Call::MemoryHistory(c) => memory_history::run(tx, settings, c).await,
         }
     }
 }
@@ -146,9 +158,10 @@ pub enum ToolError {
     Arguments(String),
     /// PostgreSQL refused the call.
     Database { sqlstate: String, message: String, detail: Option<String>, hint: Option<String> },
-    /// The connection is gone (or could not be made); the next call connects again. The
-    /// SQLSTATE is the server's when it said why (57P01: terminated by an administrator).
-    Connection { sqlstate: String, message: String },
+    /// The connection is gone (or could not be made, or was refused at its checks); the next
+    /// call connects again. The SQLSTATE is the server's when it said why (57P01: terminated by
+    /// an administrator).
+    Connection { sqlstate: String, message: String, hint: String },
     /// Anything else (a reply of an unexpected shape).
     Internal(String),
 }
@@ -168,13 +181,15 @@ impl ToolError {
     }
 
     pub fn lost(message: String) -> ToolError {
-        ToolError::Connection { sqlstate: "08006".into(), message }
+        ToolError::Connection { sqlstate: "08006".into(), message, hint: LOST_HINT.into() }
     }
 
     /// The error this call gets when its connection turned out to be gone.
     pub fn into_lost(self) -> ToolError {
         match self {
-            ToolError::Database { sqlstate, message, .. } => ToolError::Connection { sqlstate, message },
+            ToolError::Database { sqlstate, message, .. } => {
+                ToolError::Connection { sqlstate, message, hint: LOST_HINT.into() }
+            }
             ToolError::Internal(m) => ToolError::lost(m),
             e => e,
         }
@@ -206,10 +221,9 @@ impl ToolError {
                 }
                 (json!({"kind": "database", "sqlstate": sqlstate, "message": message, "detail": detail, "hint": hint}), text)
             }
-            ToolError::Connection { sqlstate, message } => (
-                json!({"kind": "connection", "sqlstate": sqlstate, "message": message,
-                       "hint": LOST_HINT}),
-                format!("connection to PostgreSQL lost ({sqlstate}): {message}\nHINT: {LOST_HINT}"),
+            ToolError::Connection { sqlstate, message, hint } => (
+                json!({"kind": "connection", "sqlstate": sqlstate, "message": message, "hint": hint}),
+                format!("no connection to PostgreSQL ({sqlstate}): {message}\nHINT: {hint}"),
             ),
             ToolError::Internal(m) => (json!({"kind": "internal", "message": m}), format!("internal error: {m}")),
         };
@@ -267,6 +281,77 @@ fn user_for_call(settings: &Settings, asked: Option<String>) -> Result<Option<St
         ))),
         (Some(fixed), _) => Ok(Some(fixed.clone())),
         (None, asked) => Ok(asked),
+    }
+}
+
+/// An argument that may be left out or given as null, told apart: `Some(None)` is an explicit
+/// null (for intent_id: no intent), `None` (with `#[serde(default)]`) left out.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    <Option<String> as serde::Deserialize>::deserialize(d).map(Some)
+}
+
+/// The intent a call acts for. With --intent the server is pinned to it: a call naming another
+/// intent is refused, and so is a capture asking for none (null or ""), which would be recalled
+/// under every intent; recall and explain_recall read the pinned intent (and, as always, the
+/// cross-intent memories). Without --intent, the call's own (none: cross-intent).
+fn intent_for_call(
+    settings: &Settings,
+    asked: Option<Option<String>>,
+    capture: bool,
+) -> Result<Option<String>, ToolError> {
+    let Some(pin) = &settings.intent else { return Ok(asked.flatten()) };
+    match asked {
+        None => Ok(Some(pin.clone())),
+        Some(Some(i)) if i == *pin => Ok(Some(pin.clone())),
+        Some(Some(i)) if !i.is_empty() => Err(ToolError::Arguments(format!(
+            "intent_id {i:?} is not allowed: this server is pinned to intent_id {pin:?} (--intent); leave intent_id out"
+        ))),
+        Some(none) if capture => Err(ToolError::Arguments(format!(
+            "intent_id {} asks for a memory of no intent, which every intent would recall, and this server is pinned \
+             to intent_id {pin:?} (--intent); leave intent_id out",
+            if none.is_some() { "\"\"" } else { "null" }
+        ))),
+        Some(_) => Ok(Some(pin.clone())),
+    }
+}
+
+/// Whether a memory or candidate of this user and intent is out of the server's scope: another
+/// user than --user's, or another intent than --intent's. User-less and cross-intent ones are
+/// in every scope, as recall shows them to every user and intent.
+fn out_of_scope(settings: &Settings, user: Option<&str>, intent: Option<&str>) -> bool {
+    let other = |fixed: &Option<String>, found: Option<&str>| fixed.as_deref().zip(found).is_some_and(|(f, x)| f != x);
+    other(&settings.user, user) || other(&settings.intent, intent)
+}
+
+/// The error `function` gives for an unknown id, told for `id`: what an id out of the server's
+/// scope gets, so that the answer says nothing of the memory (not even that it exists, or whose it
+/// is). Asked of the extension itself with an id of the same shape that no row can have
+/// (the call's transaction is rolled back after the error).
+async fn as_if_unknown(
+    tx: &Transaction<'_>,
+    function: &str,
+    id: &str,
+    call: impl FnOnce(String) -> NamedArgs,
+) -> ToolError {
+    let prefix = id.split('_').next().filter(|p| !p.is_empty() && p.len() <= 8).unwrap_or("pm");
+    let unknown = format!("{prefix}_00000000t000000_000000000000");
+    match call(unknown.clone()).rows(tx, "to_jsonb(r)", function).await {
+        Err(ToolError::Database { sqlstate, message, detail, hint }) => {
+            let told = |s: String| s.replace(&unknown, id);
+            ToolError::Database {
+                sqlstate,
+                message: told(message),
+                detail: detail.map(told),
+                hint: hint.map(told),
+            }
+        }
+        Err(e) => e,
+        Ok(_) => ToolError::Database {
+            sqlstate: "P0002".into(),
+            message: format!("{id:?} does not exist"),
+            detail: None,
+            hint: None,
+        },
     }
 }
 
@@ -421,6 +506,52 @@ mod tests {
         assert!(user_for_call(&s, Some("u2".into())).is_err());
         let s = Settings { user: None, ..s };
         assert_eq!(user_for_call(&s, Some("u2".into())).unwrap().as_deref(), Some("u2"));
+    }
+
+    #[test]
+    fn the_pinned_intent_is_the_only_one() {
+        let s = Settings { tenant: "t".into(), user: None, intent: Some("sales".into()), actor: None, dsn: None };
+        let given = |i: &str| Some(Some(i.to_string()));
+        for capture in [true, false] {
+            assert_eq!(intent_for_call(&s, None, capture).unwrap().as_deref(), Some("sales"));
+            assert_eq!(intent_for_call(&s, given("sales"), capture).unwrap().as_deref(), Some("sales"));
+            let e = intent_for_call(&s, given("support.billing"), capture).unwrap_err();
+            assert!(matches!(e, ToolError::Arguments(m) if m.contains("\"support.billing\"") && m.contains("--intent")));
+        }
+        // a capture of no intent would be recalled under every intent; a recall of none reads the pin
+        assert!(intent_for_call(&s, Some(None), true).is_err());
+        assert!(intent_for_call(&s, given(""), true).is_err());
+        assert_eq!(intent_for_call(&s, Some(None), false).unwrap().as_deref(), Some("sales"));
+        // without a pin, the call's own, as before
+        let s = Settings { intent: None, ..s };
+        assert_eq!(intent_for_call(&s, None, true).unwrap(), None);
+        assert_eq!(intent_for_call(&s, Some(None), true).unwrap(), None);
+        assert_eq!(intent_for_call(&s, given("x"), true).unwrap().as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn the_scope_of_a_memory() {
+        let s = Settings { tenant: "t".into(), user: Some("u1".into()), intent: Some("i1".into()), actor: None, dsn: None };
+        assert!(!out_of_scope(&s, Some("u1"), Some("i1")));
+        assert!(!out_of_scope(&s, None, None)); // user-less, cross-intent: in every scope
+        assert!(out_of_scope(&s, Some("u2"), None));
+        assert!(out_of_scope(&s, None, Some("i2")));
+        let open = Settings { user: None, intent: None, ..s };
+        assert!(!out_of_scope(&open, Some("u2"), Some("i2")));
+    }
+
+    #[test]
+    fn null_and_left_out_intents_differ() {
+        let a: remember::Args = serde_json::from_value(json!({"text": "x"})).unwrap();
+        assert_eq!(a.intent_id, None);
+        let a: remember::Args = serde_json::from_value(json!({"text": "x", "intent_id": null})).unwrap();
+        assert_eq!(a.intent_id, Some(None));
+        let a: remember::Args = serde_json::from_value(json!({"text": "x", "intent_id": "i"})).unwrap();
+        assert_eq!(a.intent_id, Some(Some("i".into())));
+        assert!(serde_json::from_value::<remember::Args>(json!({"text": "x", "intent_id": 1})).is_err());
+        let t = ToolKind::Remember.describe();
+        assert_eq!(t.input_schema["properties"]["intent_id"]["type"], json!(["string", "null"]));
+        assert_eq!(t.input_schema["required"], json!(["text"]));
     }
 
     #[test]

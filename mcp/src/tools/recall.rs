@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use tokio_postgres::Transaction;
 
-use super::{nullable, object, rfc3339, text, user_for_call, NamedArgs, Output, ToolError};
+use super::{intent_for_call, nullable, object, rfc3339, text, user_for_call, NamedArgs, Output, ToolError};
 use crate::config::Settings;
 
 pub const DESCRIPTION: &str = "\
@@ -35,9 +35,12 @@ pub struct Args {
     pub classification_allowed: Option<Vec<String>>,
     /// An RFC 3339 timestamp (e.g. 2026-11-26T09:31:00Z): recall what was believed then.
     pub as_of: Option<String>,
-    /// The intent (e.g. support.billing); defaults to the server's intent. Cross-intent memories
-    /// are always included.
-    pub intent_id: Option<String>,
+    /// The intent (e.g. support.billing) whose memories to recall, besides the cross-intent ones
+    /// (always included). When the server is pinned to an intent (--intent), leave it out: that
+    /// intent is recalled, and another is refused.
+    #[serde(default, deserialize_with = "super::present")]
+    #[schemars(with = "Option<String>")]
+    pub intent_id: Option<Option<String>>,
     /// The user (subject) to recall for. Leave it out when the server was started with a fixed
     /// user; without any user only user-less memories are recalled.
     pub user_id: Option<String>,
@@ -59,7 +62,7 @@ pub fn parse(settings: &Settings, mut args: Args) -> Result<Call, ToolError> {
         rfc3339("as_of", t)?;
     }
     let user_id = user_for_call(settings, args.user_id.take())?;
-    let intent_id = args.intent_id.take().or_else(|| settings.intent.clone());
+    let intent_id = intent_for_call(settings, args.intent_id.take(), false)?;
     Ok(Call { args, user_id, intent_id })
 }
 

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use tokio_postgres::Transaction;
 
-use super::{nullable, object, text, user_for_call, NamedArgs, Output, ToolError};
+use super::{intent_for_call, nullable, object, text, user_for_call, NamedArgs, Output, ToolError};
 use crate::config::Settings;
 
 pub const DESCRIPTION: &str = "\
@@ -20,8 +20,9 @@ The fact is captured, reviewed at once (duplicates, contradictions with what is 
 remembered, consent, tier) and promoted when no human is needed, all in one step. The result's \
 `outcome` says what happened: `promoted` (recallable now; memory_id, tier, expires_at, and \
 superseded_memory_id when it replaced an older memory), `duplicate` (already remembered: \
-duplicate_of), `contradiction` (conflicts with memory `contradicts`; resolution `block` means it \
-was not promoted and an operator decides), `queued_for_human` (waits for a human reviewer; \
+duplicate_of), `contradiction` (conflicts with memory `contradicts` and was not promoted: \
+resolution `block`, or `coexist` for a fact of an intent against a cross-intent memory, and a \
+person decides), `queued_for_human` (waits for a human reviewer; \
 `reason` says why; ask review_status later) or `rejected` (`reason`). It always carries \
 candidate_id and the review (id, status, reason, tier). Nothing is ever stored unreviewed or \
 overwritten.";
@@ -39,9 +40,13 @@ pub struct Args {
     /// The user (subject) the fact is about. Leave it out when the server was started with a fixed
     /// user; a fact without a user is shared by every user of the tenant.
     pub user_id: Option<String>,
-    /// The intent (task or workflow, e.g. support.billing) the fact belongs to; defaults to the
-    /// server's intent. Without one the fact holds across intents.
-    pub intent_id: Option<String>,
+    /// The intent (task or workflow, e.g. support.billing) the fact belongs to: it is then
+    /// recalled only for that intent. Leave it out for a fact that holds across intents. When the
+    /// server is pinned to an intent (--intent), leave it out: the fact is stored under that
+    /// intent, and another (or none) is refused.
+    #[serde(default, deserialize_with = "super::present")]
+    #[schemars(with = "Option<String>")]
+    pub intent_id: Option<Option<String>>,
     /// Where the fact came from, e.g. ["ticket:8812", "session:42", "tool:crm.lookup:cus_42"].
     /// Refs to content you only read (web:, url:, file:, doc:, email:, a URL) send the fact to a
     /// human reviewer.
@@ -78,7 +83,7 @@ pub fn parse(settings: &Settings, mut args: Args) -> Result<Call, ToolError> {
         }
     }
     let user_id = user_for_call(settings, args.user_id.take())?;
-    let intent_id = args.intent_id.take().or_else(|| settings.intent.clone());
+    let intent_id = intent_for_call(settings, args.intent_id.take(), true)?;
     Ok(Call { args, user_id, intent_id })
 }
 
