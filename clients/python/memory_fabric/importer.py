@@ -14,9 +14,12 @@ clients/python/README.md, "Importing memories", has the options, formats and exi
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
+import math
 import os
 import re
+import secrets
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -57,6 +60,10 @@ MEM0_OWN = ("memory", "metadata", "user_id", "score")
 JSONL_FIELDS = ("text", "user_id", "intent_id", "entity", "predicate", "value", "classification", "evidence_refs",
                 "metadata")
 
+# the deepest nesting of objects and arrays a record may have (the record itself is level 1);
+# deeper ones are skipped (too_deep), never sent to PostgreSQL or through Python's recursion
+MAX_DEPTH = 100
+
 
 class InputError(Exception):
     """The file as a whole cannot be imported (exit 3)."""
@@ -91,7 +98,142 @@ class Parsed:
 
 
 # ---------------------------------------------------------------------------------------------
-# reading the file
+# reading the file: hostile input (deep nesting, numbers out of range, text PostgreSQL cannot
+# store, bytes that are not UTF-8) skips the record it is in, or refuses the file (exit 3) when
+# the file as a whole cannot be parsed; it never ends the import with a traceback
+
+
+class _BadNumber:
+    """A number no column can hold: NaN or Infinity (not JSON), a float out of range, an integer
+    too long for Python to convert. The record holding it is skipped (bad_number)."""
+
+    def __init__(self, literal: str):
+        self.literal = literal if len(literal) <= 24 else f"{literal[:20]}... ({len(literal)} characters)"
+
+
+def _int(s: str) -> Any:
+    try:
+        return int(s)
+    except ValueError:  # over sys.get_int_max_str_digits() digits
+        return _BadNumber(s)
+
+
+def _float(s: str) -> Any:
+    f = float(s)
+    return f if math.isfinite(f) else _BadNumber(s)
+
+
+def _loads(s: str) -> Any:
+    return json.loads(s, parse_int=_int, parse_float=_float, parse_constant=_BadNumber)
+
+
+class _TooDeep:
+    """A record nested too deeply for json to parse it at all."""
+
+
+class _Unplaced(json.JSONDecodeError):
+    """Not JSON, found in a document read in pieces: the position json gives is in a piece."""
+
+    def __str__(self) -> str:
+        return self.msg
+
+
+TOO_DEEP = _TooDeep()
+# strings and brackets: what splitting a document by nesting needs to see
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+
+
+def load_document(content: str) -> Any:
+    """One JSON document, its numbers checked (_BadNumber). A document json cannot parse for its
+    nesting (RecursionError) is parsed in pieces: each object or array at the level of a record
+    (an item of the top-level list, or of a list in the top-level object, such as "results") on
+    its own, so that a record nested too deeply becomes TOO_DEEP and the others are read.
+    Raises json.JSONDecodeError when the document is not JSON, InputError when it is nested too
+    deeply outside any record."""
+    try:
+        return _loads(content)
+    except RecursionError:
+        pass
+    lead = len(content) - len(content.lstrip())
+    cut = 1 if content[lead:lead + 1] == "[" else 2
+    marker = f"\x00memory_fabric.importer:{secrets.token_hex(8)}:"
+    pieces: list[str] = []
+    holes: list[str] = []
+    depth = last = opened = 0
+    for m in _TOKEN.finditer(content):
+        t = m.group()
+        if t == "[" or t == "{":
+            if depth == cut:
+                opened = m.start()
+            depth += 1
+        elif t == "]" or t == "}":
+            depth -= 1
+            if depth == cut:
+                pieces += [content[last:opened], json.dumps(f"{marker}{len(holes)}")]
+                holes.append(content[opened:m.end()])
+                last = m.end()
+    pieces.append(content[last:])
+    try:
+        skeleton = _loads("".join(pieces))
+    except RecursionError:  # nested too deeply where no record is (or never closed)
+        raise InputError("it is nested too deeply to be read")
+    except json.JSONDecodeError as e:
+        raise _Unplaced(e.msg, content, 0) from e
+
+    def fill(v: Any) -> Any:
+        if isinstance(v, str) and v.startswith(marker):
+            try:
+                return _loads(holes[int(v[len(marker):])])
+            except RecursionError:
+                return TOO_DEEP
+            except json.JSONDecodeError as e:
+                raise _Unplaced(e.msg, content, 0) from e
+        if isinstance(v, list):
+            return [fill(x) for x in v]
+        if isinstance(v, dict):
+            return {k: fill(x) for k, x in v.items()}
+        return v
+
+    return fill(skeleton)  # the skeleton is at most `cut` levels deep
+
+
+def unfit(record: Any) -> Optional[tuple[str, str]]:
+    """(reason, message) when a parsed record holds what no capture can take, else None: nesting
+    deeper than MAX_DEPTH, a number no column can hold, or a string PostgreSQL cannot store (a
+    NUL character, or an unpaired surrogate such as "\\ud800", which is not Unicode text). Walks
+    with a stack of its own, not Python's."""
+    def text_fault(s: str) -> Optional[tuple[str, str]]:
+        if "\x00" in s:
+            return "invalid_text", "a string holds a NUL character (\\u0000), which PostgreSQL cannot store"
+        try:
+            s.encode("utf-8")
+        except UnicodeEncodeError:
+            return "invalid_text", "a string holds an unpaired surrogate (such as \\ud800), which is not Unicode text"
+        return None
+
+    stack: list[tuple[Any, int]] = [(record, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, (dict, list)):
+            if depth > MAX_DEPTH:
+                return "too_deep", f"nested more than {MAX_DEPTH} levels deep"
+            if isinstance(v, dict):
+                for k, x in v.items():
+                    fault = text_fault(k)
+                    if fault:
+                        return fault
+                    stack.append((x, depth + 1))
+            else:
+                stack.extend((x, depth + 1) for x in v)
+        elif isinstance(v, str):
+            fault = text_fault(v)
+            if fault:
+                return fault
+        elif v is TOO_DEEP:
+            return "too_deep", f"nested more than {MAX_DEPTH} levels deep"
+        elif isinstance(v, _BadNumber):
+            return "bad_number", f"the number {v.literal} is out of range, or not JSON"
+    return None
 
 
 def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
@@ -118,13 +260,10 @@ def _expired(expiration_date: Any, today: date) -> bool:
         return False
 
 
-def parse_mem0(content: str, file_name: str, args: argparse.Namespace) -> Parsed:
-    """A mem0 export: the list get_all() returned (mem0 before v1.1), or an object with "results"
-    (get_all() of Memory and MemoryClient; the platform's envelope also has count, next, previous)."""
-    try:
-        doc = json.loads(content)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{file_name} is not JSON ({e}); for JSON Lines pass --format jsonl") from e
+def parse_mem0(doc: Any, file_name: str, args: argparse.Namespace) -> Parsed:
+    """A mem0 export (load_document's result): the list get_all() returned (mem0 before v1.1), or
+    an object with "results" (get_all() of Memory and MemoryClient; the platform's envelope also
+    has count, next, previous)."""
     if isinstance(doc, dict) and isinstance(doc.get("results"), list):
         items = doc["results"]
     elif isinstance(doc, list):
@@ -136,6 +275,13 @@ def parse_mem0(content: str, file_name: str, args: argparse.Namespace) -> Parsed
     out = Parsed("mem0", read=len(items))
     for i, m in enumerate(items, 1):
         ref = f"mem0:#{i}"
+        fault = unfit(m)
+        if fault:
+            mid = m.get("id") if isinstance(m, dict) else None
+            if isinstance(mid, (str, int)) and not isinstance(mid, bool) and str(mid).strip() and not unfit(mid):
+                ref = f"mem0:{mid}"
+            out.skips.append(Skip(ref, fault[0], f"memory {i}: {fault[1]}"))
+            continue
         if not isinstance(m, dict):
             out.skips.append(Skip(ref, "not_a_record", f"memory {i} is not a JSON object"))
             continue
@@ -171,20 +317,33 @@ def parse_mem0(content: str, file_name: str, args: argparse.Namespace) -> Parsed
     return out
 
 
-def parse_jsonl(content: str, file_name: str, args: argparse.Namespace) -> Parsed:
+def parse_jsonl(data: bytes, file_name: str, args: argparse.Namespace) -> Parsed:
     """JSON Lines: each line a string (the fact) or an object with "text" and optional user_id,
-    intent_id, entity, predicate, value, classification, evidence_refs, metadata. Blank lines are
-    not records."""
+    intent_id, entity, predicate, value, classification, evidence_refs, metadata. Lines end at
+    "\\n" (a "\\r" before it is dropped); blank lines are not records. A line that is not UTF-8
+    or not JSON is skipped, as is one nested too deeply or holding what PostgreSQL cannot store."""
     out = Parsed("jsonl")
-    for n, line in enumerate(content.splitlines(), 1):
-        if not line.strip():
+    for n, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
             continue
         out.read += 1
         ref = f"import:{file_name}#{n}"
         try:
-            obj = json.loads(line)
+            line = raw.removesuffix(b"\r").decode("utf-8")
+        except UnicodeDecodeError as e:
+            out.skips.append(Skip(ref, "invalid_utf8", f"line {n} is not UTF-8 (byte {e.start + 1}: {e.reason})"))
+            continue
+        try:
+            obj = _loads(line)
         except json.JSONDecodeError as e:
             out.skips.append(Skip(ref, "invalid_json", f"line {n} is not JSON: {e.msg}"))
+            continue
+        except RecursionError:
+            out.skips.append(Skip(ref, "too_deep", f"line {n} is nested more than {MAX_DEPTH} levels deep"))
+            continue
+        fault = unfit(obj)
+        if fault:
+            out.skips.append(Skip(ref, fault[0], f"line {n}: {fault[1]}"))
             continue
         if isinstance(obj, str):
             obj = {"text": obj}
@@ -225,29 +384,45 @@ def parse_jsonl(content: str, file_name: str, args: argparse.Namespace) -> Parse
     return out
 
 
-def detect_format(path: str, content: str) -> str:
-    """By the extension (.json: mem0; .jsonl, .ndjson: jsonl), else by the content."""
+def format_by_name(path: str) -> Optional[str]:
+    """By the extension: .json is mem0; .jsonl and .ndjson JSON Lines; else None (by content)."""
     lower = path.lower()
     if lower.endswith((".jsonl", ".ndjson")):
         return "jsonl"
     if lower.endswith(".json"):
         return "mem0"
-    try:
-        doc = json.loads(content)
-    except json.JSONDecodeError:
-        return "jsonl"
-    return "mem0" if isinstance(doc, list) or (isinstance(doc, dict) and "results" in doc) else "jsonl"
+    return None
 
 
 def read_input(args: argparse.Namespace) -> Parsed:
     try:
-        with open(args.file, encoding="utf-8-sig") as f:
-            content = f.read()
-    except (OSError, UnicodeDecodeError) as e:
+        with open(args.file, "rb") as f:
+            data = f.read()
+    except OSError as e:
         raise InputError(f"cannot read {args.file}: {e}") from e
-    fmt = args.format or detect_format(args.file, content)
+    data = data.removeprefix(codecs.BOM_UTF8)
     name = os.path.basename(args.file)
-    return parse_mem0(content, name, args) if fmt == "mem0" else parse_jsonl(content, name, args)
+    fmt = args.format or format_by_name(args.file)
+    if fmt == "jsonl":
+        return parse_jsonl(data, name, args)
+    # mem0, or by content: one JSON document shaped as mem0's, else JSON Lines
+    try:
+        content = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if fmt is None:
+            return parse_jsonl(data, name, args)
+        raise InputError(f"cannot read {args.file}: it is not UTF-8 (byte {e.start + 1}: {e.reason})") from e
+    try:
+        doc = load_document(content)
+    except json.JSONDecodeError as e:
+        if fmt is None:
+            return parse_jsonl(data, name, args)
+        raise InputError(f"{name} is not JSON ({e}); for JSON Lines pass --format jsonl") from e
+    except InputError as e:
+        raise InputError(f"{name}: {e}") from e
+    if fmt is None and not (isinstance(doc, list) or (isinstance(doc, dict) and "results" in doc)):
+        return parse_jsonl(data, name, args)
+    return parse_mem0(doc, name, args)
 
 
 # ---------------------------------------------------------------------------------------------

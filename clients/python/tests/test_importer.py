@@ -36,8 +36,8 @@ MEM0 = FIXTURES / "mem0_export.json"
 FACTS = FIXTURES / "facts.jsonl"
 # t_imp: the mem0 export; t_imp_facts: the JSON Lines; t_imp_other: never imported into;
 # t_imp_dry: only dry runs; t_imp_resume: an import stopped half-way, then run again;
-# t_imp_nogrant: granted to nobody
-TENANTS = ("t_imp", "t_imp_facts", "t_imp_other", "t_imp_dry", "t_imp_resume")
+# t_imp_hostile: files of hostile records; t_imp_nogrant: granted to nobody
+TENANTS = ("t_imp", "t_imp_facts", "t_imp_other", "t_imp_dry", "t_imp_resume", "t_imp_hostile")
 
 
 def conninfo(user: str) -> str:
@@ -331,6 +331,81 @@ class Refusals(unittest.TestCase):
             p = run_importer(*args)
             self.assertEqual(p.returncode, importer.EXIT_USAGE, args)
             self.assertEqual(p.stdout, "")
+
+
+DEEP = "[" * 100000 + "]" * 100000  # json.loads raises RecursionError at about 1000 levels
+
+
+class Hostile(unittest.TestCase):
+    """Records no capture can take are skipped with their reason, the others imported; a file that
+    cannot be parsed as a whole is refused (exit 3); never a traceback."""
+
+    def run_file(self, name: str, content: bytes, *args: str) -> subprocess.CompletedProcess[str]:
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / name
+            path.write_bytes(content)
+            p = run_importer("--tenant", "t_imp_hostile", "--json", *args, str(path))
+        self.assertNotIn("Traceback", p.stderr)
+        return p
+
+    def recalled(self, user_id: str) -> set[str]:
+        with agent("t_imp_hostile") as a:
+            return {m.text for m in a.recall(user_id=user_id, max_recalls=50)}
+
+    def test_a_mem0_record_nested_too_deeply_is_skipped(self) -> None:
+        records = [json.dumps({"id": "h1", "memory": "Keeps the invoices in a [red] folder", "user_id": "hana"}),
+                   '{"id": "h2", "memory": "Deep", "user_id": "hana", "metadata": {"k": ' + DEEP + '}}',
+                   DEEP,
+                   json.dumps({"id": "h4", "memory": "Orders tea on Mondays", "user_id": "hana",
+                               "metadata": {"n": [[[[1]]]]}}),
+                   json.dumps({"id": "h5", "memory": "Deep but parsable", "user_id": "hana",
+                               "metadata": {"k": json.loads("[" * 200 + "]" * 200)}})]
+        export = '{"count": 5, "results": [' + ", ".join(records) + '], "next": null, "extra": ' + DEEP + "}"
+        r = report_of(self.run_file("deep.json", export.encode()))
+        self.assertEqual({k: r[k] for k in ("format", "read", "captured", "skipped", "skip_reasons", "promoted")},
+                         {"format": "mem0", "read": 5, "captured": 2, "skipped": 3, "skip_reasons": {"too_deep": 3},
+                          "promoted": 2})
+        self.assertEqual({s["ref"] for s in r["skipped_records"]}, {"mem0:#2", "mem0:#3", "mem0:h5"})
+        self.assertEqual(self.recalled("hana"), {"Keeps the invoices in a [red] folder", "Orders tea on Mondays"})
+        # the same as a bare list, in a file named by no extension (mem0 by its content)
+        r = report_of(self.run_file("export", ("[" + ", ".join(records) + "]").encode(), "--dry-run"))
+        self.assertEqual((r["format"], r["read"], r["valid"], r["skip_reasons"]), ("mem0", 5, 2, {"too_deep": 3}))
+
+    def test_hostile_json_lines_are_skipped(self) -> None:
+        lines = [json.dumps({"text": "Ivo pays by card.", "user_id": "ivo"}).encode(),
+                 b'{"text": "deep", "user_id": "ivo", "value": ' + DEEP.encode() + b"}",
+                 DEEP.encode(),
+                 b'{"text": "big", "user_id": "ivo", "value": ' + b"9" * 5000 + b"}",
+                 b'{"text": "not a number", "user_id": "ivo", "value": NaN}',
+                 b'{"text": "overflow", "user_id": "ivo", "value": 1e999}',
+                 b'{"text": "nul \u0000 in it", "user_id": "ivo"}',
+                 b'{"text": "half a pair \ud800", "user_id": "ivo"}',
+                 b'{"text": "key", "user_id": "ivo", "metadata": {"\udfff": 1}}',
+                 b'"Latin-1 caf\xe9 is not UTF-8"',
+                 # a line separator inside a string is not the end of a line
+                 json.dumps({"text": "Ivo signs as I.\u2028V.", "user_id": "ivo"}, ensure_ascii=False).encode(),
+                 json.dumps({"text": "Ivo works from Braga.", "user_id": "ivo"}).encode() + b"\r"]
+        r = report_of(self.run_file("hostile.jsonl", b"\n".join(lines) + b"\n"))
+        self.assertEqual(
+            {k: r[k] for k in ("read", "captured", "skipped", "skip_reasons", "promoted")},
+            {"read": 12, "captured": 3, "skipped": 9, "promoted": 3,
+             "skip_reasons": {"bad_number": 3, "invalid_text": 3, "invalid_utf8": 1, "too_deep": 2}})
+        self.assertEqual({s["ref"]: s["reason"] for s in r["skipped_records"]}, {
+            "import:hostile.jsonl#2": "too_deep", "import:hostile.jsonl#3": "too_deep",
+            "import:hostile.jsonl#4": "bad_number", "import:hostile.jsonl#5": "bad_number",
+            "import:hostile.jsonl#6": "bad_number", "import:hostile.jsonl#7": "invalid_text",
+            "import:hostile.jsonl#8": "invalid_text", "import:hostile.jsonl#9": "invalid_text",
+            "import:hostile.jsonl#10": "invalid_utf8"})
+        self.assertEqual(self.recalled("ivo"), {"Ivo pays by card.", "Ivo signs as I.\u2028V.", "Ivo works from Braga."})
+
+    def test_a_file_that_cannot_be_parsed_is_refused(self) -> None:
+        for name, content, says in (("open.json", b"[" * 100000, "nested too deeply"),
+                                    ("open_results.json", b'{"results": [' + b'{"a": ' * 100000, "nested too deeply"),
+                                    ("trailing.json", b"[" + DEEP.encode() + b"] and more", "is not JSON (Extra data)"),
+                                    ("latin1.json", b'[{"id": "x", "memory": "caf\xe9"}]', "is not UTF-8")):
+            p = self.run_file(name, content)
+            self.assertEqual((p.returncode, p.stdout), (importer.EXIT_INPUT, ""), (name, p.stderr))
+            self.assertIn(says, p.stderr, name)
 
 
 class Resume(unittest.TestCase):
