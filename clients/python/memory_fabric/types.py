@@ -97,6 +97,7 @@ class Decision:
     decided_at: datetime | None
     decided_by_role: str | None
     erased_at: datetime | None
+    audit_salt: UUID | None  # 0.20.0: the salt of the audit chain's commitment to the notes (NULL once erased)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
