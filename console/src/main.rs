@@ -106,7 +106,7 @@ async fn serve(mut settings: config::Settings) -> Result<(), String> {
             let n = sweeper.store.sweep();
             let ended = sweep_roles(&sweeper).await;
             if n + ended > 0 {
-                log(&format!("signed out {n} idle or old session(s), {ended} whose role may no longer sign in; {} open", sweeper.store.len()));
+                log(&format!("signed out {n} idle or old session(s), {ended} the database no longer lets in (password, LOGIN, VALID UNTIL) or may not use the console; {} open", sweeper.store.len()));
             }
         }
     });
