@@ -2,36 +2,47 @@
 """Generates the router's and the shard companion's install scripts from the catalog of a
 database where memory_fabric is installed (the version the fleet runs):
 
-    python3 router/gen.py 'host=... port=... dbname=... user=postgres'
+    python3 router/gen.py 'host=... port=... dbname=... user=postgres'     [--check]
 
-writes router/memory_fabric_router--0.1.0.sql and router/shard/memory_fabric_shard--0.1.0.sql.
-Both are committed: the generator is run again only when the extension's public API changes, and
-the diff is reviewed like any other change. It needs only psql (no Python packages).
+writes router/memory_fabric_router--0.2.0.sql and router/shard/memory_fabric_shard--0.2.0.sql, and
+the generated section of each hand-written upgrade script from 0.1.0 (see delta()). All are
+committed: the generator is run again when the extension's public API changes, and the diff is
+reviewed like any other change; --check writes nothing and fails when a file differs. It needs
+only psql (no Python packages).
 
 What it generates is described in router/DESIGN.md. In short, for every public function f of
 schema memory_fabric (and the batch functions its procedures call):
 
   shard side   memory_fabric_shard.f(pin text, <f's arguments>)   LANGUAGE sql, SECURITY INVOKER:
-               set_config('memory_fabric.tenant_id', pin, true), then memory_fabric.f(...)
+               _serve(pin, tenant) (the move's gate and refusal), set_config('memory_fabric.tenant_id',
+               pin, true), then memory_fabric.f(...)
   router side  memory_fabric_router._p_f(shard int, pin text, <f's arguments>)  LANGUAGE plproxy:
                CLUSTER 'memory_fabric'; RUN ON shard; SELECT memory_fabric_shard.f(pin, ...)
+               and for a read (READS) _pro_f, the same run read-only on the shard
+               (memory_fabric_shard._read_only(pin) as the pin argument)
                memory_fabric.f(<f's arguments, defaults and result, unchanged>)  LANGUAGE plpgsql,
-               SECURITY INVOKER: checks the pin, finds the shard, calls _p_f, and gives the shard's
-               error back as the shard raised it (or a clear 08006 when the shard is unreachable)
+               SECURITY INVOKER: refuses a write in a read-only transaction (25006), checks the pin,
+               finds the shard, calls _p_f (or _pro_f), tries again when the shard refused a tenant
+               being moved, and gives the shard's error back as the shard raised it (or a clear
+               08006 when the shard is unreachable, 28000 when it refused the role)
 
-and two static sections: SHARD_MOVE (memory_fabric_shard.retired, _serve, which every wrapper
-calls first, and the move_* functions) and ROUTER_MOVE (memory_fabric_router.move_tenant(),
-erase_moved_copy() and their PL/Proxy functions): moving a tenant, router/DESIGN.md §7.
+and static sections: SHARD_MOVE (memory_fabric_shard.retired, the gates, _serve, which every wrapper
+calls first, and the move_* functions), ROUTER_MOVE (memory_fabric_router.move_tenant(),
+erase_moved_copy() and their PL/Proxy functions): moving a tenant, router/DESIGN.md §7; and
+SHARD_ROLES / ROUTER_ROLES (sync_roles(): the router's roles on every shard, §3).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+VERSION = "0.2.0"      # of both extensions; their install scripts are generated
+PREVIOUS = "0.1.0"     # the version the hand-written upgrade scripts start from
 ROLES = ("memory_fabric_agent", "memory_fabric_reviewer", "memory_fabric_admin")
 # batch functions the maintenance procedures call (routed too, so the procedures can be copied)
 BATCH = ("_promote_pending_count", "_promote_pending_batch", "_purge_expired_pending",
@@ -43,6 +54,13 @@ RUN_ALL = ("my_tenants", "create_embedding_index")
 # reads that may run on a shard's hot standby: with memory_fabric_router.read_from = 'standby', on
 # the cluster memory_fabric_ro (_read_cluster), whose partitions prefer a standby
 STANDBY_READS = ("recall", "recall_fact")
+# The functions that read: on one node they run in a read-only transaction (recall and recall_fact
+# write their log only when memory_fabric.log_recalls is on, and refuse then, as one node does).
+# Through the router, in a read-only transaction, a read runs read-only on the shard as well (its
+# _pro_ proxy) and every other function is refused before it is routed (25006): a function not
+# listed here is taken for one that writes. The views read too.
+READS = ("recall", "recall_fact", "explain_recall", "memory_history", "review_status", "candidate_evidence",
+         "my_tenants", "verify_audit", "_promote_pending_count", "_purge_expired_pending", "_reembed_pending")
 # relations read directly: a router view of the same name shows the pinned tenant's rows
 VIEWS = ("review_queue", "metrics", "candidates", "reviews", "decisions", "promoted_memory", "consents",
          "events", "policies", "embedding_models", "tenant_grants")
@@ -115,19 +133,189 @@ def main() -> None:
     funcs = psql(dsn, Q_FUNCS % sqlarray(BATCH))
     rels = {r["name"]: r for r in psql(dsn, Q_RELS % sqlarray(VIEWS))}
     ver = psql(dsn, "SELECT to_json(extversion) FROM pg_extension WHERE extname = 'memory_fabric'")
+    missing = sorted(set(READS) - {f["name"] for f in funcs})
+    if missing:
+        print(f"note: READS names functions memory_fabric {ver} does not have: {', '.join(missing)}", file=sys.stderr)
     shard, router = shard_sql(funcs, rels, ver), router_sql(funcs, rels, ver)
-    files = {os.path.join(HERE, "shard", "memory_fabric_shard--0.1.0.sql"): shard,
-             os.path.join(HERE, "memory_fabric_router--0.1.0.sql"): router}
+    files = {}
+    for ext, new in (("shard/memory_fabric_shard", shard), ("memory_fabric_router", router)):
+        files[os.path.join(HERE, f"{ext}--{VERSION}.sql")] = new
+        # the upgrade script: hand-written, with a section generated from the two install scripts
+        up = os.path.join(HERE, f"{ext}--{PREVIOUS}--{VERSION}.sql")
+        old = open(os.path.join(HERE, f"{ext}--{PREVIOUS}.sql")).read()
+        files[up] = with_generated(open(up).read(), delta(old, new), up)
     if check:
         stale = [p for p, text in files.items() if not os.path.exists(p) or open(p).read() != text]
         for p in stale:
             print(f"{os.path.relpath(p, HERE)} differs from what memory_fabric {ver}'s catalog gives: run router/gen.py")
         sys.exit(1 if stale else 0)
-    os.makedirs(os.path.join(HERE, "shard"), exist_ok=True)
     for p, text in files.items():
         with open(p, "w") as f:
             f.write(text)
     print(f"generated from memory_fabric {ver}: {len(funcs)} functions, {len(rels)} relations")
+
+
+# ---------------------------------------------------------------------------------------------
+# The upgrade from the previous version. Its script is written by hand (the tables, views and
+# anything else that is not a function) around a section that this generator fills: every
+# function or procedure of the new install script that the old one lacks is created, every one
+# whose text changed is replaced (dropped and created when its result type changed), those the
+# new one lacks are dropped, and each one's privileges are set as a fresh install sets them. A
+# router row type whose table gained columns gains them too, and its view is made again. The
+# fleet test compares the catalog an upgrade gives with a fresh install's.
+BEGIN_GEN = "-- BEGIN generated by router/gen.py (do not edit between these lines)"
+END_GEN = "-- END generated by router/gen.py"
+ROLE_LIST = "PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin"
+
+
+def with_generated(text: str, section: str, path: str) -> str:
+    if BEGIN_GEN not in text or END_GEN not in text:
+        raise SystemExit(f"{path}: no generated section ({BEGIN_GEN!r} … {END_GEN!r})")
+    head, rest = text.split(BEGIN_GEN, 1)
+    _, tail = rest.split(END_GEN, 1)
+    return head + BEGIN_GEN + "\n" + section + END_GEN + tail
+
+
+def balanced(s: str, i: int) -> int:
+    """The index of the parenthesis closing the one at s[i], past quotes."""
+    depth, q = 0, None
+    for j in range(i, len(s)):
+        c = s[j]
+        if q:
+            if c == q:
+                q = None
+        elif c in "'\"":
+            q = c
+        elif c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+            if depth == 0:
+                return j
+    raise ValueError("unbalanced: " + s[i:i + 80])
+
+
+def split_top(s: str) -> list[str]:
+    parts, depth, q, cur = [], 0, None, ""
+    for c in s:
+        if q:
+            q = None if c == q else q
+        elif c in "'\"":
+            q = c
+        elif c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        cur += c
+    if cur.strip():
+        parts.append(cur)
+    return parts
+
+
+def no_defaults(params: str) -> str:
+    """A parameter list as DROP and REVOKE take it: names, modes and types, no defaults."""
+    out = []
+    for p in split_top(params):
+        p = " ".join(p.split())
+        m = re.search(r" DEFAULT |\s*=\s", p)
+        out.append(p[: m.start()] if m else p)
+    return ", ".join(out)
+
+
+def statements(text: str) -> list[tuple[str, str]]:
+    """(kind, text) of the statements of an install script that this generator diffs: functions and
+    procedures, router row types, views, and privilege statements."""
+    lines, out, i = text.split("\n"), [], 0
+    while i < len(lines):
+        ln = lines[i]
+        m = re.match(r"CREATE (FUNCTION|PROCEDURE|TYPE|VIEW) ", ln) or re.match(r"(REVOKE|GRANT) ", ln)
+        if not m:
+            i += 1
+            continue
+        kind, j, tag = m.group(1), i, None
+        while True:
+            cur = lines[j]
+            if kind in ("FUNCTION", "PROCEDURE"):
+                if tag is None:
+                    t = re.search(r"\bAS (\$[A-Za-z_]*\$)", cur)
+                    if t:
+                        tag = t.group(1)
+                        if cur[t.end():].rstrip().endswith(tag + ";"):
+                            break
+                elif cur.rstrip().endswith(tag + ";"):
+                    break
+            elif cur.rstrip().endswith(";"):
+                break
+            j += 1
+        out.append((kind, "\n".join(lines[i:j + 1])))
+        i = j + 1
+    return out
+
+
+def routine(stmt: str) -> tuple[tuple[str, str, str], str]:
+    """((kind, name, parameters without defaults), result) of a CREATE FUNCTION/PROCEDURE."""
+    m = re.match(r"CREATE (FUNCTION|PROCEDURE) (\S+?)\(", stmt)
+    close = balanced(stmt, m.end() - 1)
+    params = no_defaults(stmt[m.end():close])
+    rest = stmt[close + 1:]
+    res = re.match(r"\s*RETURNS (.*?)\s*(?:\n\s*LANGUAGE|\s+LANGUAGE|\n\s*AS |\s+AS )", rest, re.S)
+    return (m.group(1), m.group(2), params), " ".join(res.group(1).split()) if res else ""
+
+
+def delta(old: str, new: str) -> str:
+    olds, news = statements(old), statements(new)
+    old_fn = {routine(s)[0]: s for k, s in olds if k in ("FUNCTION", "PROCEDURE")}
+    new_fn = [(routine(s)[0], routine(s)[1], s) for k, s in news if k in ("FUNCTION", "PROCEDURE")]
+    old_types = {s.split()[2]: s for k, s in olds if k == "TYPE"}
+    new_types = [(s.split()[2], s) for k, s in news if k == "TYPE"]
+    privs = [s for k, s in news if k in ("REVOKE", "GRANT")]
+    if any("ALL FUNCTIONS IN SCHEMA" in s for s in privs):
+        raise SystemExit("a GRANT ... ON ALL FUNCTIONS cannot be diffed: grant each function")
+    out = []
+    # row types whose columns changed: a table of memory_fabric gained columns (at its end, as
+    # ALTER TABLE adds them); the type gains them, and the view of the same name is made again
+    # (SELECT * is expanded when a view is made: its new columns come last, which CREATE OR
+    # REPLACE VIEW allows, and the functions that return the view's row type keep it)
+    def cols(s: str) -> list[str]:
+        return [" ".join(c.split()) for c in split_top(s[s.index("(") + 1: s.rindex(")")])]
+    for name, s in new_types:
+        if name not in old_types:
+            out.append(s)
+        elif old_types[name] != s:
+            old_c, new_c = cols(old_types[name]), cols(s)
+            if new_c[: len(old_c)] != old_c:
+                raise SystemExit(f"{name}: columns other than new ones at the end changed; write that part of the upgrade by hand")
+            out += [f"ALTER TYPE {name} ADD ATTRIBUTE {c};" for c in new_c[len(old_c):]]
+            rel = name.split(".")[1][: -len("_row")]
+            out += [s.replace("CREATE VIEW", "CREATE OR REPLACE VIEW", 1) for k, s in news
+                    if k == "VIEW" and s.startswith(f"CREATE VIEW memory_fabric.{rel} ")]
+    for key in old_fn:
+        if key not in {k for k, _, _ in new_fn}:
+            out.append(f"DROP {key[0]} {key[1]}({key[2]});")
+    for key, res, stmt in new_fn:
+        if key in old_fn:
+            if old_fn[key] == stmt:
+                continue
+            if routine(old_fn[key])[1] != res:
+                out.append(f"DROP {key[0]} {key[1]}({key[2]});")
+            else:
+                stmt = stmt.replace(f"CREATE {key[0]} ", f"CREATE OR REPLACE {key[0]} ", 1)
+        out.append(stmt)
+    # privileges: as a fresh install sets them, for every function (every revoke before any grant:
+    # one GRANT statement may name several functions)
+    grants: list[str] = []
+    for key, _, _ in new_fn:
+        mention = re.compile(rf"ON (FUNCTION|PROCEDURE) (.*\s)?{re.escape(key[1])}[\s(;]", re.S)
+        mine = [s for s in privs if mention.search(s)]
+        if not any(s.startswith("REVOKE ALL") for s in mine):
+            raise SystemExit(f"{key[1]}: the install script does not revoke it from PUBLIC")
+        out.append(f"REVOKE ALL ON {key[0]} {key[1]}({key[2]}) FROM {ROLE_LIST};")
+        grants += [s for s in mine if s.startswith("GRANT") and s not in grants]
+    return "\n".join(out + grants) + "\n"
 
 
 def call_args(n: int, first: int) -> str:
@@ -135,7 +323,7 @@ def call_args(n: int, first: int) -> str:
 
 
 def shard_sql(funcs, rels, ver) -> str:
-    out = [f"""-- memory_fabric_shard 0.1.0: generated by router/gen.py from memory_fabric {ver}; do not edit.
+    out = [f"""-- memory_fabric_shard {VERSION}: generated by router/gen.py from memory_fabric {ver}; do not edit.
 -- The shard side of the router (router/DESIGN.md). Every function here is SECURITY INVOKER and
 -- runs as the role the router connected as, which is the role that called the router: it pins the
 -- transaction to the tenant the router's caller pinned (set_config(..., true), undone when the
@@ -193,10 +381,11 @@ REVOKE ALL ON FUNCTION memory_fabric_shard.read_{rel}(text) FROM PUBLIC;""")
         if roles:
             out.append(f"GRANT EXECUTE ON FUNCTION memory_fabric_shard.read_{rel}(text) TO {', '.join(roles)};")
     out.append(SHARD_PIPELINE)
+    out.append(SHARD_ROLES)
     return "\n".join(out) + "\n"
 
 
-ROUTER_HEAD = r"""-- memory_fabric_router 0.1.0: generated by router/gen.py from memory_fabric {ver}; do not edit.
+ROUTER_HEAD = r"""-- memory_fabric_router {rver}: generated by router/gen.py from memory_fabric {ver}; do not edit.
 -- The router (router/DESIGN.md): schema memory_fabric holds the same public functions, with the
 -- same names, arguments, defaults and results, as the extension; each runs on the shard of its
 -- tenant through PL/Proxy, as the role that called it.
@@ -229,31 +418,21 @@ CREATE TABLE memory_fabric_router.tenants (
 );
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric_router.tenants', '');
 
--- The gates that drain a tenant's calls for a move: 1024 rows, a tenant's gate is
--- abs(hashtext(tenant_id) % 1024). Every routed call holds its tenant's gate FOR KEY SHARE until
--- its router transaction ends; a move takes it FOR UPDATE. Row locks, not advisory locks: a role
--- can lock these rows only through shard_for() (it has no privilege on the table), so no role can
--- hold a tenant's gate to stall its calls, as any role could with an advisory lock's key.
-CREATE TABLE memory_fabric_router.gates (gate integer PRIMARY KEY CHECK (gate >= 0 AND gate < 1024));
-INSERT INTO memory_fabric_router.gates SELECT g FROM pg_catalog.generate_series(0, 1023) g;
-
 -- The number of partitions of the plproxy server "memory_fabric" (p0 … pN-1).
 CREATE FUNCTION memory_fabric_router.shard_count() RETURNS integer
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $fn$
-SELECT count(*)::integer FROM pg_catalog.pg_foreign_server s, pg_catalog.unnest(s.srvoptions) o
-WHERE s.srvname = 'memory_fabric' AND o ~ '^p[0-9]+='
+SELECT pg_catalog.count(*)::integer FROM pg_catalog.pg_foreign_server s, pg_catalog.unnest(s.srvoptions) o
+WHERE s.srvname = 'memory_fabric' AND o OPERATOR(pg_catalog.~) '^p[0-9]+='
 $fn$;
+REVOKE ALL ON FUNCTION memory_fabric_router.shard_count() FROM PUBLIC;
 
--- The shard of a tenant: the directory, else the hash default. Every routed call holds its
--- tenant's gate (memory_fabric_router.gates) FOR KEY SHARE until the router transaction ends; a
--- move takes it FOR UPDATE to drain the tenant's calls. A tenant being moved (paused, or its gate
--- held by the move) waits until the move flips the directory (memory_fabric_router.pause_timeout,
--- default 30 s), then 55000. The gate is taken in a subtransaction that is rolled back when the
--- tenant is paused, so a waiting call holds nothing the move waits for. A transaction that passed
--- the gate already (an earlier call of it, noted in a transaction-local setting) goes on: the
--- move waits for it. (Setting that note by hand only lets a call through while it holds the gate,
--- which the move waits for: it is then a call in flight like any other.)
+-- The shard of a tenant: the directory, else the hash default. A tenant being moved (paused in
+-- the directory) waits, polling every 20 ms, until the move flips the directory, or
+-- memory_fabric_router.pause_timeout (ms, default 30000) passes: then 55000, nothing written.
+-- It takes no lock: a move drains a tenant's calls on its shard (memory_fabric_shard._serve), so
+-- the mode of the router transaction changes nothing. The owner's only: the directory names
+-- every tenant; routed calls reach it through _pinned_shard(), for the pinned tenant.
 CREATE FUNCTION memory_fabric_router.shard_for(p_tenant text) RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $fn$
@@ -261,50 +440,19 @@ DECLARE
     n integer := memory_fabric_router.shard_count();
     s integer;
     p boolean;
-    listed boolean;
-    passed boolean;
     t0 timestamptz := pg_catalog.clock_timestamp();
     wait_ms integer := coalesce(nullif(pg_catalog.current_setting('memory_fabric_router.pause_timeout', true), '')::integer, 30000);
-    g integer := abs(hashtext(p_tenant) % 1024);
-    note text := coalesce(pg_catalog.current_setting('memory_fabric_router.passed_gates', true), '');
 BEGIN
     IF n = 0 THEN
         RAISE EXCEPTION 'the memory_fabric cluster has no shards'
             USING ERRCODE = '55000', HINT = 'Create the plproxy server "memory_fabric" with its partitions (scripts/fleet.sh does).';
     END IF;
     LOOP
-        passed := false;
-        IF pg_catalog.current_setting('transaction_read_only') = 'on' THEN
-            -- a read-only transaction (a standby's too) cannot lock a row, and writes nothing a
-            -- move could lose: it only waits while the tenant is paused
-            SELECT t.shard, t.paused INTO s, p FROM memory_fabric_router.tenants t WHERE t.tenant_id = p_tenant;
-            listed := FOUND;
-            passed := NOT listed OR NOT p;
-        ELSE
-        BEGIN
-            PERFORM 1 FROM memory_fabric_router.gates x WHERE x.gate = g FOR KEY SHARE SKIP LOCKED;
-            IF FOUND THEN
-                -- read under the gate: a move flips the directory before it lets go of the gate
-                SELECT t.shard, t.paused INTO s, p FROM memory_fabric_router.tenants t WHERE t.tenant_id = p_tenant;
-                listed := FOUND;
-                IF listed AND p AND pg_catalog.strpos(note, ',' || g || ',') = 0 THEN
-                    RAISE EXCEPTION USING ERRCODE = 'P0004';  -- paused: give the gate back
-                END IF;
-                passed := true;
-            END IF;
-        EXCEPTION WHEN assert_failure THEN
-            passed := false;
-        END;
+        SELECT t.shard, t.paused INTO s, p FROM memory_fabric_router.tenants t WHERE t.tenant_id = p_tenant;
+        IF NOT FOUND THEN
+            RETURN pg_catalog.abs(pg_catalog.hashtext(p_tenant) % n);
         END IF;
-        IF passed THEN
-            IF pg_catalog.current_setting('transaction_read_only') = 'off' AND pg_catalog.strpos(note, ',' || g || ',') = 0 THEN
-                PERFORM pg_catalog.set_config('memory_fabric_router.passed_gates', coalesce(nullif(note, ''), ',') || g || ',', true);
-            END IF;
-            IF NOT listed THEN
-                RETURN abs(hashtext(p_tenant) % n);
-            END IF;
-            EXIT;
-        END IF;
+        EXIT WHEN NOT p;
         IF pg_catalog.clock_timestamp() - t0 > wait_ms * interval '1 millisecond' THEN
             RAISE EXCEPTION 'tenant "%" is being moved to another shard', p_tenant
                 USING ERRCODE = '55000', DETAIL = 'Its writes are paused until the move completes; nothing was written.',
@@ -320,13 +468,29 @@ BEGIN
 END
 $fn$;
 REVOKE ALL ON FUNCTION memory_fabric_router.shard_for(text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router.shard_for(text)
-    TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 
 -- The pin as the extension reads it: unset and empty both mean none.
 CREATE FUNCTION memory_fabric_router._pin() RETURNS text
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
-AS $fn$ SELECT nullif(pg_catalog.current_setting('memory_fabric.tenant_id', true), '') $fn$;
+AS $fn$ SELECT NULLIF(pg_catalog.current_setting('memory_fabric.tenant_id', true), '') $fn$;
+REVOKE ALL ON FUNCTION memory_fabric_router._pin() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pin() TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+
+-- The shard of the tenant the transaction is pinned to, read from the pin itself (not from an
+-- argument): what a routed call of a role that is not a superuser may learn of the directory.
+CREATE FUNCTION memory_fabric_router._pinned_shard() RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE p text := memory_fabric_router._pin();
+BEGIN
+    IF p IS NULL THEN
+        RAISE EXCEPTION 'memory_fabric.tenant_id is not set' USING ERRCODE = '42501';
+    END IF;
+    RETURN memory_fabric_router.shard_for(p);
+END
+$fn$;
+REVOKE ALL ON FUNCTION memory_fabric_router._pinned_shard() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pinned_shard() TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 
 -- Checks the pin on the router and returns the shard to run on (-1: every shard).
 --   keyed: the function names its tenant (p_tenant); otherwise it names an id, and the pin routes it.
@@ -334,7 +498,7 @@ CREATE FUNCTION memory_fabric_router._route(keyed boolean, p_tenant text, p_pin 
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
 AS $fn$
-DECLARE su boolean := (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user);
+DECLARE su boolean := (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) current_user);
 BEGIN
     IF keyed THEN
         IF p_all AND p_tenant = '*' THEN
@@ -354,7 +518,7 @@ BEGIN
                 USING ERRCODE = '42501',
                       DETAIL = pg_catalog.format('This transaction is pinned to tenant "%s".', p_pin);
         END IF;
-        RETURN memory_fabric_router.shard_for(p_tenant);
+        RETURN memory_fabric_router._pinned_shard();
     END IF;
     IF p_pin IS NULL THEN
         RAISE EXCEPTION 'memory_fabric.tenant_id is not set for role "%"', current_user
@@ -362,29 +526,89 @@ BEGIN
                   DETAIL = 'The router finds the shard of a candidate, memory or consent by the tenant the transaction is pinned to.',
                   HINT = 'Run SET LOCAL memory_fabric.tenant_id = ''<tenant>'' in the transaction first.';
     END IF;
-    RETURN memory_fabric_router.shard_for(p_pin);
+    RETURN memory_fabric_router._pinned_shard();
 END
 $fn$;
+REVOKE ALL ON FUNCTION memory_fabric_router._route(boolean, text, text, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._route(boolean, text, text, boolean) TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+
+-- Whether the router transaction is read-only (BEGIN READ ONLY, default_transaction_read_only,
+-- a router that is a standby): its reads then run read-only on the shard as well.
+CREATE FUNCTION memory_fabric_router._read_only() RETURNS boolean
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$ SELECT pg_catalog.current_setting('transaction_read_only') OPERATOR(pg_catalog.=) 'on' $fn$;
+REVOKE ALL ON FUNCTION memory_fabric_router._read_only() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._read_only() TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+
+-- Refuses a function that writes in a read-only router transaction, before it is routed, as one
+-- node refuses it (25006, the extension's own message): PL/Proxy runs each call in a transaction
+-- of its own on the shard, which the router's mode does not reach.
+CREATE FUNCTION memory_fabric_router._writable() RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF pg_catalog.current_setting('transaction_read_only') = 'on' THEN
+        IF pg_catalog.pg_is_in_recovery() THEN
+            RAISE EXCEPTION 'memory_fabric cannot write in a read-only transaction'
+                USING ERRCODE = '25006', DETAIL = 'This router is a standby in recovery.',
+                      HINT = 'Capture, review and promote through the primary router; recall works through a standby.';
+        END IF;
+        RAISE EXCEPTION 'memory_fabric cannot write in a read-only transaction'
+            USING ERRCODE = '25006', DETAIL = 'The transaction is read-only.', HINT = 'Run it in a read-write transaction.';
+    END IF;
+END
+$fn$;
+REVOKE ALL ON FUNCTION memory_fabric_router._writable() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._writable() TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+
+-- Whether a routed call is tried again: the shard refused a tenant it does not serve (being moved,
+-- or moved away: memory_fabric_shard._serve, before the call did anything), the transaction reads
+-- the directory afresh (read committed), and memory_fabric_router.pause_timeout has not passed since
+-- the call began. A call that read the directory just before a move paused the tenant may reach
+-- the old shard after the move froze it; it then waits for the move like any other call.
+CREATE FUNCTION memory_fabric_router._again(st text, msg text, t0 timestamptz) RETURNS boolean
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE wait_ms integer := coalesce(nullif(pg_catalog.current_setting('memory_fabric_router.pause_timeout', true), '')::integer, 30000);
+BEGIN
+    IF st IS DISTINCT FROM '55000'
+       OR msg OPERATOR(pg_catalog.!~) '^\S+\(\d+\): \[[^]]*\] REMOTE ERROR: tenant ".*" (has moved to shard [0-9]+|is being moved to another shard)$'
+       OR pg_catalog.current_setting('transaction_isolation') <> 'read committed'
+       OR pg_catalog.clock_timestamp() - t0 > wait_ms * interval '1 millisecond' THEN
+        RETURN false;
+    END IF;
+    PERFORM pg_catalog.pg_sleep(0.02);
+    RETURN true;
+END
+$fn$;
+REVOKE ALL ON FUNCTION memory_fabric_router._again(text, text, timestamptz) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._again(text, text, timestamptz) TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 
 -- Which partition a libpq connection error names (by the port of its socket or TCP address).
 CREATE FUNCTION memory_fabric_router._shard_in_message(msg text) RETURNS integer
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $fn$
-SELECT min(substring(o FROM '^p([0-9]+)=')::integer)
+SELECT pg_catalog.min(substring(o FROM '^p([0-9]+)=')::integer)
 FROM pg_catalog.pg_foreign_server s, pg_catalog.unnest(s.srvoptions) o
-WHERE s.srvname = 'memory_fabric' AND o ~ '^p[0-9]+=' AND substring(o FROM 'port=([0-9]+)') IS NOT NULL
-  AND (strpos(msg, '.s.PGSQL.' || substring(o FROM 'port=([0-9]+)') || '"') > 0
-       OR strpos(msg, 'port ' || substring(o FROM 'port=([0-9]+)') || ' ') > 0)
+WHERE s.srvname = 'memory_fabric' AND o OPERATOR(pg_catalog.~) '^p[0-9]+=' AND substring(o FROM 'port=([0-9,]+)') IS NOT NULL
+  AND EXISTS (SELECT 1 FROM pg_catalog.regexp_split_to_table(substring(o FROM 'port=([0-9,]+)'), ',') p
+              WHERE pg_catalog.strpos(msg, '.s.PGSQL.' OPERATOR(pg_catalog.||) p OPERATOR(pg_catalog.||) '"') > 0
+                 OR pg_catalog.strpos(msg, 'port ' OPERATOR(pg_catalog.||) p OPERATOR(pg_catalog.||) ' ') > 0)
 $fn$;
+REVOKE ALL ON FUNCTION memory_fabric_router._shard_in_message(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._shard_in_message(text) TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 
 -- Gives a routed call's error back: a shard's own error as the shard raised it (its SQLSTATE,
--- message, DETAIL and HINT, without PL/Proxy's prefixes); a shard that cannot be reached as 08006
--- naming the shard and the caller's own tenant, and no other.
+-- message, DETAIL and HINT, without PL/Proxy's prefixes); a shard that refused the calling role's
+-- connection (a role it does not have, a password, pg_hba.conf) as 28000/28P01 naming the role; a
+-- shard that cannot be reached as 08006 naming the shard and the caller's own tenant, and no other.
 CREATE FUNCTION memory_fabric_router._rethrow(st text, msg text, det text, hnt text, p_shard integer, p_tenant text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
 AS $fn$
-DECLARE unreachable boolean := false;
+DECLARE
+    unreachable boolean := false;
+    who text;
 BEGIN
     IF msg ~ '^\S+\(\d+\): \[[^]]*\] REMOTE [A-Z]+: ' THEN
         msg := regexp_replace(msg, '^\S+\(\d+\): \[[^]]*\] REMOTE [A-Z]+: ', '');
@@ -397,10 +621,28 @@ BEGIN
     ELSIF st = 'XX000' AND msg LIKE 'PL/Proxy function %' THEN
         unreachable := true;
     END IF;
-    IF unreachable THEN
-        IF p_shard < 0 THEN
-            p_shard := memory_fabric_router._shard_in_message(msg);
+    IF unreachable AND p_shard < 0 THEN
+        p_shard := memory_fabric_router._shard_in_message(msg);
+    END IF;
+    -- the shard is up and refused the role: not an outage
+    IF unreachable AND msg ~ 'FATAL:\s+(role ".*" does not exist|role ".*" is not permitted to log in|password authentication failed for user ".*"|no pg_hba.conf entry for .* user ".*")' THEN
+        who := coalesce(substring(msg FROM 'FATAL:\s+role "(.*)" does not exist'),
+                        substring(msg FROM 'FATAL:\s+role "(.*)" is not permitted to log in'),
+                        substring(msg FROM 'FATAL:\s+password authentication failed for user "(.*)"'),
+                        substring(msg FROM 'FATAL:\s+no pg_hba.conf entry for .* user "([^"]*)"'), current_user);
+        RAISE LOG 'memory_fabric_router: shard % refused role %: %', p_shard, who, msg;
+        IF msg ~ 'FATAL:\s+role ".*" does not exist' THEN
+            RAISE EXCEPTION 'role "%" does not exist on shard %', who, coalesce(p_shard::text, '?')
+                USING ERRCODE = '28000',
+                      DETAIL = 'The router connects to the shard as the calling role: every role that calls the router must exist, with its memberships, on every shard.',
+                      HINT = 'Copy the router''s roles and memberships to every shard: SELECT * FROM memory_fabric_router.sync_roles() as the router''s superuser (scripts/fleet.sh roles).';
         END IF;
+        RAISE EXCEPTION 'shard % refused the connection of role "%"', coalesce(p_shard::text, '?'), who
+            USING ERRCODE = CASE WHEN msg ~ 'password authentication failed' THEN '28P01' ELSE '28000' END,
+                  DETAIL = 'The shard is up; it does not let this role log in the way the router connects (its LOGIN attribute, password file or pg_hba.conf).',
+                  HINT = 'The router''s log has the shard''s message. Roles and memberships are copied with SELECT * FROM memory_fabric_router.sync_roles().';
+    END IF;
+    IF unreachable THEN
         RAISE LOG 'memory_fabric_router: shard % unreachable: %', p_shard, msg;
         RAISE EXCEPTION '%', CASE WHEN p_shard IS NULL OR p_shard < 0
                                   THEN 'a shard of the memory_fabric cluster is unavailable'
@@ -423,65 +665,94 @@ BEGIN
     END IF;
 END
 $fn$;
-GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA memory_fabric_router
-    TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router.shard_count() FROM PUBLIC;
-REVOKE ALL ON FUNCTION memory_fabric_router._shard_in_message(text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._shard_in_message(text) TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._rethrow(text, text, text, text, integer, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._rethrow(text, text, text, text, integer, text) TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 """
 
 
-def wrapper_body(call_rows: str, call_scalar: str, f, keyed: str, tenant_expr: str, star: str) -> str:
-    """The plpgsql body of a router function: route, call the proxy, give errors back."""
+def call_stmt(f, proxy: str, args: str, ind: str) -> str:
+    """The statement that calls a proxy and returns its answer from the wrapper."""
     if f["retset"] or f["result"].startswith("TABLE("):
-        ret = f"RETURN QUERY {call_rows};"
-        decl = ""
-    elif f["rettyp"] == "c":
-        decl = f"\n    r {f['rettype']};"
-        ret = f"{call_rows.replace('SELECT *', 'SELECT * INTO r', 1)};\n        RETURN r;"
+        return f"RETURN QUERY SELECT * FROM memory_fabric_router.{proxy}({args});\n{ind}RETURN;"
+    if f["rettyp"] == "c":
+        return f"SELECT * INTO r FROM memory_fabric_router.{proxy}({args});\n{ind}RETURN r;"
+    return f"RETURN memory_fabric_router.{proxy}({args});"
+
+
+def wrapper_body(f, name: str, args: str, keyed: str, tenant_expr: str, star: str, reads: bool,
+                 star_branch: str = "") -> str:
+    """The plpgsql body of a router function: refuse a write in a read-only transaction, route,
+    call the proxy (the read-only one for a read in a read-only transaction), try again when the
+    shard refused a tenant being moved, give other errors back."""
+    decl = f"\n    r {f['rettype']};" if (f["rettyp"] == "c" and not f["retset"] and not f["result"].startswith("TABLE(")) else ""
+    ind = " " * 12
+    rw = call_stmt(f, f"_p_{name}", args, ind + ("    " if reads else ""))
+    if reads:
+        ro = call_stmt(f, f"_pro_{name}", args, ind + "    ")
+        call = f"IF v_ro THEN\n{ind}    {ro}\n{ind}END IF;\n{ind}{call_stmt(f, f'_p_{name}', args, ind)}"
     else:
-        decl = ""
-        ret = f"RETURN {call_scalar};"
+        call = rw
     return f"""DECLARE
     v_pin text := memory_fabric_router._pin();
     v_shard integer;
+    v_t0 timestamptz := pg_catalog.clock_timestamp();{'''
+    v_ro boolean := memory_fabric_router._read_only();''' if reads else ''}
     st text; msg text; det text; hnt text;{decl}
-BEGIN
-    v_shard := memory_fabric_router._route({keyed}, {tenant_expr}, v_pin{star});
-    BEGIN
-        {ret}
-    EXCEPTION WHEN OTHERS THEN
-        GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-        PERFORM memory_fabric_router._rethrow(st, msg, det, hnt, v_shard, coalesce({tenant_expr}, v_pin));
-    END;
+BEGIN{'''
+    PERFORM memory_fabric_router._writable();''' if not reads else ''}
+    LOOP
+        v_shard := memory_fabric_router._route({keyed}, {tenant_expr}, v_pin{star});
+        BEGIN
+            {star_branch}{call}
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
+            IF NOT memory_fabric_router._again(st, msg, v_t0) THEN
+                PERFORM memory_fabric_router._rethrow(st, msg, det, hnt, v_shard, coalesce({tenant_expr}, v_pin));
+            END IF;
+        END;
+    END LOOP;
 END"""
 
 
+def acl(kind: str, sig: str, roles: list[str]) -> str:
+    out = f"REVOKE ALL ON {kind} {sig} FROM PUBLIC;"
+    if roles:
+        out += f"\nGRANT EXECUTE ON {kind} {sig} TO {', '.join(roles)};"
+    return out
+
+
 def router_sql(funcs, rels, ver) -> str:
-    out = [ROUTER_HEAD.replace("{ver}", str(ver))]
+    out = [ROUTER_HEAD.replace("{ver}", str(ver)).replace("{rver}", VERSION)]
     # views: the pinned tenant's rows of each relation read directly
     out.append("\n-- Relations read directly: the pinned tenant's rows, from its shard.")
+    view = {"retset": True, "result": "", "rettyp": "c", "rettype": ""}
     for rel in VIEWS:
         r = rels[rel]
         cols = ",\n    ".join('"' + c['name'].replace('"', '""') + '" ' + c['type'] for c in r["cols"])
         roles = roles_of(r["acl"])
-        out.append(f"""
-CREATE TYPE memory_fabric_router.{rel}_row AS (
-    {cols});
-CREATE FUNCTION memory_fabric_router._p_read_{rel}(part_no integer, pin_value text)
+        proxies = []
+        for kind, pin in (("_p_", "pin_value"), ("_pro_", "memory_fabric_shard._read_only(pin_value)")):
+            proxies.append(f"""CREATE FUNCTION memory_fabric_router.{kind}read_{rel}(part_no integer, pin_value text)
 RETURNS SETOF memory_fabric_router.{rel}_row
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.read_{rel}(pin_value);
+    SELECT * FROM memory_fabric_shard.read_{rel}({pin});
 $fn$;
+{acl("FUNCTION", f"memory_fabric_router.{kind}read_{rel}(integer, text)", roles)}""")
+        out.append(f"""
+CREATE TYPE memory_fabric_router.{rel}_row AS (
+    {cols});
+{proxies[0]}
+{proxies[1]}
 CREATE FUNCTION memory_fabric_router.read_{rel}()
 RETURNS SETOF memory_fabric_router.{rel}_row
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
-{wrapper_body(f"SELECT * FROM memory_fabric_router._p_read_{rel}(v_shard, v_pin)", "", {"retset": True, "result": ""}, "false", "NULL::text", "")}
+{wrapper_body(view, f"read_{rel}", "v_shard, v_pin", "false", "NULL::text", "", True)}
 $fn$;
+{acl("FUNCTION", f"memory_fabric_router.read_{rel}()", roles)}
 CREATE VIEW memory_fabric.{rel} AS SELECT * FROM memory_fabric_router.read_{rel}();
 REVOKE ALL ON memory_fabric.{rel} FROM PUBLIC;""")
         if roles:
@@ -495,102 +766,104 @@ REVOKE ALL ON memory_fabric.{rel} FROM PUBLIC;""")
         name, types = f["name"], f["intypes"]
         names = (f["argnames"] or [])[: f["nin"]]
         n = len(types)
+        roles = roles_of(f["acl"])
+        reads = name in READS
         pparams = ", ".join(["part_no integer", "pin_value text"] + [f"arg{i} {t}" for i, t in enumerate(types, 1)])
-        remote_args = ", ".join(["pin_value"] + [f"arg{i}" for i in range(1, n + 1)])
-        if f["retset"] or f["rettyp"] == "c" or f["result"].startswith("TABLE("):
-            remote = f"SELECT * FROM memory_fabric_shard.{ident(name)}({remote_args});"
-        else:
-            remote = f"SELECT memory_fabric_shard.{ident(name)}({remote_args});"
+        psig = ", ".join(["integer", "text"] + types)
         pres = f["result"]
         allset = name in RUN_ALL or name in STAR_ALL
         cluster = "memory_fabric_router._read_cluster()" if name in STANDBY_READS else "'memory_fabric'"
-        out.append(f"""
-CREATE FUNCTION memory_fabric_router._p_{name}({pparams})
+        kinds = [("_p_", "pin_value")] + ([("_pro_", "memory_fabric_shard._read_only(pin_value)")] if reads else [])
+        for kind, pin in kinds:
+            remote_args = ", ".join([pin] + [f"arg{i}" for i in range(1, n + 1)])
+            if f["retset"] or f["rettyp"] == "c" or f["result"].startswith("TABLE("):
+                remote = f"SELECT * FROM memory_fabric_shard.{ident(name)}({remote_args});"
+            else:
+                remote = f"SELECT memory_fabric_shard.{ident(name)}({remote_args});"
+            out.append(f"""
+CREATE FUNCTION memory_fabric_router.{kind}{name}({pparams})
 RETURNS {pres}
 LANGUAGE plproxy
 AS $fn$
     CLUSTER {cluster};
     RUN ON part_no;
     {remote}
-$fn$;""")
-        if allset:
-            sres = pres if (f["retset"] or pres.startswith("TABLE(")) else f"SETOF {pres}"
-            out.append(f"""CREATE FUNCTION memory_fabric_router._pall_{name}({pparams})
+$fn$;
+{acl("FUNCTION", f"memory_fabric_router.{kind}{name}({psig})", roles)}""")
+            if allset:
+                sres = pres if (f["retset"] or pres.startswith("TABLE(")) else f"SETOF {pres}"
+                all_kind = "_pall_" if kind == "_p_" else "_proall_"
+                out.append(f"""CREATE FUNCTION memory_fabric_router.{all_kind}{name}({pparams})
 RETURNS {sres}
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON ALL;
     {remote}
-$fn$;""")
+$fn$;
+{acl("FUNCTION", f"memory_fabric_router.{all_kind}{name}({psig})", roles)}""")
         pos = call_args(n, 1)
         sep = ", " if n else ""
-        one_rows = f"SELECT * FROM memory_fabric_router._p_{name}(v_shard, v_pin{sep}{pos})"
-        one_scalar = f"memory_fabric_router._p_{name}(v_shard, v_pin{sep}{pos})"
+        args = f"v_shard, v_pin{sep}{pos}"
         if name in RUN_ALL:
-            body = run_all_body(f, name, pos, sep)
+            body = run_all_body(f, name, pos, sep, reads)
         else:
             keyed = "tenant_id" in names
             tenant_expr = f"${names.index('tenant_id') + 1}" if keyed else "NULL::text"
             if name in STAR_ALL:
-                all_rows = f"SELECT * FROM memory_fabric_router._pall_{name}(v_shard, v_pin{sep}{pos})"
-                rows = (f"IF v_shard < 0 THEN\n            {star_ret(f, all_rows)}\n        END IF;\n        "
-                        + ("RETURN QUERY " + one_rows + ";" if f["retset"] else
-                           (f"SELECT * INTO r FROM memory_fabric_router._p_{name}(v_shard, v_pin{sep}{pos});\n        RETURN r;"
-                            if f["rettyp"] == "c" else f"RETURN {one_scalar};")))
-                body = wrapper_body("", "", f, "true", tenant_expr, ", true")
-                # splice the '*' branch in
-                start = body.index("    BEGIN\n        ") + len("    BEGIN\n        ")
-                end = body.index("\n    EXCEPTION")
-                body = body[:start] + rows + body[end:]
+                assert not reads, name
+                all_rows = f"SELECT * FROM memory_fabric_router._pall_{name}({args})"
+                branch = f"IF v_shard < 0 THEN\n                {star_ret(f, all_rows)}\n            END IF;\n            "
+                body = wrapper_body(f, name, args, "true", tenant_expr, ", true", False, branch)
             else:
-                body = wrapper_body(one_rows, one_scalar, f, "true" if keyed else "false", tenant_expr, "")
+                body = wrapper_body(f, name, args, "true" if keyed else "false", tenant_expr, "", reads)
         out.append(f"""CREATE FUNCTION memory_fabric.{ident(name)}({f['args']})
 RETURNS {pres}
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 AS $fn$
 {body}
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric.{ident(name)}({f['iargs']}) FROM PUBLIC;""")
-        roles = roles_of(f["acl"])
-        if roles:
-            out.append(f"GRANT EXECUTE ON FUNCTION memory_fabric.{ident(name)}({f['iargs']}) TO {', '.join(roles)};")
+{acl("FUNCTION", f"memory_fabric.{ident(name)}({f['iargs']})", roles)}""")
     out.append("\n-- The procedures: the extension's own bodies, whose batch functions above run on the shard\n"
                "-- (each batch commits there; the pin must be set for the session, as on one node).")
     for f in procs:
         d = f["def"].rstrip()
         d = d.replace("CREATE OR REPLACE PROCEDURE", "CREATE PROCEDURE", 1)
         out.append(d + ";")
-        out.append(f"REVOKE ALL ON PROCEDURE memory_fabric.{ident(f['name'])}({f['iargs']}) FROM PUBLIC;")
-        roles = roles_of(f["acl"])
-        if roles:
-            out.append(f"GRANT EXECUTE ON PROCEDURE memory_fabric.{ident(f['name'])}({f['iargs']}) TO {', '.join(roles)};")
+        out.append(acl("PROCEDURE", f"memory_fabric.{ident(f['name'])}({f['iargs']})", roles_of(f["acl"])))
     out.append(ROLLUP)
     out.append(ROUTER_PIPELINE)
     out.append(ROUTER_MOVE)
+    out.append(ROUTER_ROLES)
     return "\n".join(out) + "\n"
 
 
 def star_ret(f, all_rows: str) -> str:
     if f["retset"]:
-        return f"RETURN QUERY {all_rows};\n            RETURN;"
+        return f"RETURN QUERY {all_rows};\n                RETURN;"
     if f["rettyp"] == "c":
-        return f"{all_rows.replace('SELECT *', 'SELECT * INTO r', 1)} LIMIT 1;\n            RETURN r;"
+        return f"{all_rows.replace('SELECT *', 'SELECT * INTO r', 1)} LIMIT 1;\n                RETURN r;"
     return f"RETURN ({all_rows} LIMIT 1);"
 
 
-def run_all_body(f, name: str, pos: str, sep: str) -> str:
-    call = f"memory_fabric_router._pall_{name}(-1, memory_fabric_router._pin(){sep}{pos})"
-    if name == "my_tenants":
-        q = (f"SELECT DISTINCT ON (x.tenant_id, x.role_name) x.tenant_id, x.role_name, x.granted_at "
-             f"FROM {call} x ORDER BY x.tenant_id, x.role_name, x.granted_at")
-        ret = f"RETURN QUERY {q};"
+def run_all_body(f, name: str, pos: str, sep: str, reads: bool) -> str:
+    def call(kind: str) -> str:
+        return f"memory_fabric_router.{kind}{name}(-1, memory_fabric_router._pin(){sep}{pos})"
+
+    def ret(kind: str) -> str:
+        if name == "my_tenants":
+            q = (f"SELECT DISTINCT ON (x.tenant_id, x.role_name) x.tenant_id, x.role_name, x.granted_at "
+                 f"FROM {call(kind)} x ORDER BY x.tenant_id, x.role_name, x.granted_at")
+            return f"RETURN QUERY {q};\n        RETURN;"
+        return f"RETURN (SELECT pg_catalog.min(x) FROM {call(kind)} x);"
+    if reads:
+        stmt = f"IF memory_fabric_router._read_only() THEN\n        {ret('_proall_')}\n    END IF;\n    {ret('_pall_')}"
     else:
-        ret = f"RETURN (SELECT min(x) FROM {call} x);"
+        stmt = f"PERFORM memory_fabric_router._writable();\n    {ret('_pall_')}"
     return f"""DECLARE
     st text; msg text; det text; hnt text;
 BEGIN
-    {ret}
+    {stmt}
 EXCEPTION WHEN OTHERS THEN
     GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
     PERFORM memory_fabric_router._rethrow(st, msg, det, hnt, -1, NULL);
@@ -623,16 +896,30 @@ AS $fn$
 DECLARE
     t text;
     s integer;
+    t0 timestamptz;
+    ro boolean := memory_fabric_router._read_only();
     st text; msg text; det text; hnt text;
 BEGIN
     FOR t IN SELECT DISTINCT m.tenant_id FROM memory_fabric.my_tenants() m WHERE m.tenant_id <> '*' ORDER BY 1 LOOP
-        s := memory_fabric_router.shard_for(t);
-        BEGIN
-            RETURN QUERY SELECT * FROM memory_fabric_router._p_read_metrics(s, t);
-        EXCEPTION WHEN OTHERS THEN
-            GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-            PERFORM memory_fabric_router._rethrow(st, msg, det, hnt, s, t);
-        END;
+        -- the shard of each tenant as its own routed calls find it: pinned to it (undone at return)
+        PERFORM pg_catalog.set_config('memory_fabric.tenant_id', t, true);
+        t0 := pg_catalog.clock_timestamp();
+        LOOP
+            s := memory_fabric_router._pinned_shard();
+            BEGIN
+                IF ro THEN
+                    RETURN QUERY SELECT * FROM memory_fabric_router._pro_read_metrics(s, t);
+                ELSE
+                    RETURN QUERY SELECT * FROM memory_fabric_router._p_read_metrics(s, t);
+                END IF;
+                EXIT;
+            EXCEPTION WHEN OTHERS THEN
+                GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
+                IF NOT memory_fabric_router._again(st, msg, t0) THEN
+                    PERFORM memory_fabric_router._rethrow(st, msg, det, hnt, s, t);
+                END IF;
+            END;
+        END LOOP;
     END LOOP;
 END
 $fn$;
@@ -706,16 +993,23 @@ AS $fn$
 DECLARE
     v_pin text := memory_fabric_router._pin();
     v_shard integer;
+    v_t0 timestamptz := pg_catalog.clock_timestamp();
     st text; msg text; det text; hnt text;
 BEGIN
-    v_shard := memory_fabric_router._route(true, $1, v_pin);
-    BEGIN
-        RETURN QUERY SELECT * FROM memory_fabric_router._p_capture_review_promote(v_shard, v_pin, $1, $2, $3, $4, $5, $6,
-            $7, $8, $9, $10, $11, $12, $13, $14);
-    EXCEPTION WHEN OTHERS THEN
-        GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-        PERFORM memory_fabric_router._rethrow(st, msg, det, hnt, v_shard, coalesce($1, v_pin));
-    END;
+    PERFORM memory_fabric_router._writable();
+    LOOP
+        v_shard := memory_fabric_router._route(true, $1, v_pin);
+        BEGIN
+            RETURN QUERY SELECT * FROM memory_fabric_router._p_capture_review_promote(v_shard, v_pin, $1, $2, $3, $4, $5, $6,
+                $7, $8, $9, $10, $11, $12, $13, $14);
+            RETURN;
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
+            IF NOT memory_fabric_router._again(st, msg, v_t0) THEN
+                PERFORM memory_fabric_router._rethrow(st, msg, det, hnt, v_shard, coalesce($1, v_pin));
+            END IF;
+        END;
+    END LOOP;
 END
 $fn$;
 REVOKE ALL ON FUNCTION memory_fabric_router.capture_review_promote FROM PUBLIC;
@@ -746,11 +1040,62 @@ CREATE TABLE memory_fabric_shard.retired (
 REVOKE ALL ON memory_fabric_shard.retired FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('memory_fabric_shard.retired', '');
 
-CREATE FUNCTION memory_fabric_shard._serve(pin text, tenant text) RETURNS void
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE r memory_fabric_shard.retired;
+-- The gates that drain a tenant's calls on this shard for a move: 256 views of no rows, a tenant's
+-- is gate_<abs(hashtext(tenant) % 256)>. A routed call that may write holds its tenant's gate (a
+-- ROW SHARE lock, taken in _serve) until its shard transaction ends, which is when the call
+-- returns: PL/Proxy runs each call in a transaction of its own. A move's freeze takes the gate
+-- EXCLUSIVE (move_freeze), so it waits for the calls in flight, then marks the tenant, which every
+-- later call is refused for. Relation locks: no transaction id and no WAL for a call that only
+-- reads, they are allowed in a read-only transaction, and no role but the owner may take them (no
+-- privilege on the views), so no role can hold a tenant's gate to stall its calls or a move.
+DO $gates$
 BEGIN
+    FOR g IN 0 .. 255 LOOP
+        EXECUTE pg_catalog.format('CREATE VIEW memory_fabric_shard.%I AS SELECT', 'gate_' || g);
+    END LOOP;
+END
+$gates$;
+
+-- Every routed call's first act (the generated wrappers call it before the pin is set). It
+-- 1. takes the gate of each tenant the call names (its pin and its tenant_id) that the connected
+--    role may act for, when the transaction can write: a superuser, the extension's owner, or a
+--    member of a role holding a live grant for the tenant or '*' (the role PL/Proxy connected as is
+--    the session user; membership is counted wider than the extension's own check, never
+--    narrower, so every call that may write is drained). A role without a grant takes nothing: the
+--    extension refuses it every write of the tenant, and it cannot stall the tenant's move;
+-- 2. then, with a snapshot taken after the gate, refuses (55000) a tenant this shard does not
+--    serve: being moved ('moving', 'incoming') or moved away ('moved'). A call that waited for a
+--    move's freeze sees the mark. That needs read committed: a call that may write under an
+--    older snapshot is refused instead.
+CREATE FUNCTION memory_fabric_shard._serve(pin text, tenant text) RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    r memory_fabric_shard.retired;
+    g integer;
+BEGIN
+    IF pg_catalog.current_setting('transaction_read_only') = 'off' THEN
+        FOR g IN
+            SELECT DISTINCT pg_catalog.abs(pg_catalog.hashtext(t.t) % 256)
+            FROM pg_catalog.unnest(ARRAY[pin, tenant]) t(t), pg_catalog.pg_roles me
+            WHERE t.t IS NOT NULL AND me.rolname = session_user
+              AND (me.rolsuper
+                   OR EXISTS (SELECT 1 FROM pg_catalog.pg_extension e WHERE e.extname = 'memory_fabric' AND e.extowner = me.oid)
+                   OR EXISTS (SELECT 1 FROM memory_fabric.tenant_grants x JOIN pg_catalog.pg_roles gr ON gr.oid = x.role_oid
+                              WHERE x.revoked_at IS NULL AND (x.tenant_id = t.t OR x.tenant_id = '*')
+                                AND pg_catalog.pg_has_role(me.oid, gr.oid, 'MEMBER')))
+            ORDER BY 1
+        LOOP
+            IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+                RAISE EXCEPTION 'memory_fabric_shard serves a call that may write at read committed only'
+                    USING ERRCODE = '0A000',
+                          DETAIL = pg_catalog.format('This transaction is %s: its snapshot could be older than a move that froze the tenant.',
+                                                     pg_catalog.current_setting('transaction_isolation')),
+                          HINT = 'Leave default_transaction_isolation at read committed on the shards for the roles the router connects as.';
+            END IF;
+            EXECUTE pg_catalog.format('LOCK TABLE memory_fabric_shard.%I IN ROW SHARE MODE', 'gate_' || g);
+        END LOOP;
+    END IF;
     SELECT * INTO r FROM memory_fabric_shard.retired x WHERE x.tenant_id = pin OR x.tenant_id = tenant LIMIT 1;
     IF NOT FOUND THEN
         RETURN;
@@ -769,6 +1114,23 @@ END
 $fn$;
 REVOKE ALL ON FUNCTION memory_fabric_shard._serve(text, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric_shard._serve(text, text)
+    TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+
+-- Makes the rest of the shard transaction read-only and returns the pin: the router's read-only
+-- proxies pass the pin through it, so a call routed from a read-only router transaction runs
+-- read-only here too, and the extension decides what it may do as on one node (recall skips or
+-- refuses its log, a write is refused with 25006). Evaluated as an argument, before the wrapper
+-- runs. No SET clause: the setting must outlive this function, to the end of the transaction.
+CREATE FUNCTION memory_fabric_shard._read_only(pin text) RETURNS text
+LANGUAGE plpgsql VOLATILE
+AS $fn$
+BEGIN
+    PERFORM pg_catalog.set_config('transaction_read_only', 'on', true);
+    RETURN pin;
+END
+$fn$;
+REVOKE ALL ON FUNCTION memory_fabric_shard._read_only(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_shard._read_only(text)
     TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 
 CREATE FUNCTION memory_fabric_shard._move_owner() RETURNS void
@@ -915,6 +1277,34 @@ BEGIN
                                               since = excluded.since, erased_at = NULL;
     END IF;
     RETURN new_state;
+END
+$fn$;
+
+-- The freeze of a move: takes the tenant's gate EXCLUSIVE, which waits for the calls of the
+-- tenant in flight on this shard (lock_timeout = drain_ms: 55P03 when one outlasts it), then marks
+-- the tenant 'moving' (the source: frozen, every later call refused) or 'incoming' (the target,
+-- which must still hold no row of it). Committed when the call returns; the gate is given back.
+CREATE FUNCTION memory_fabric_shard.move_freeze(tenant text, new_state text, to_shard integer, drain_ms integer) RETURNS text
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE n bigint;
+BEGIN
+    PERFORM memory_fabric_shard._move_owner();
+    IF new_state IS NULL OR new_state NOT IN ('moving', 'incoming') THEN
+        RAISE EXCEPTION 'a freeze marks a tenant moving or incoming, not %', coalesce(new_state, 'NULL') USING ERRCODE = '22023';
+    END IF;
+    PERFORM pg_catalog.set_config('lock_timeout', GREATEST(drain_ms, 1) || 'ms', true);
+    EXECUTE pg_catalog.format('LOCK TABLE memory_fabric_shard.%I IN EXCLUSIVE MODE',
+                              'gate_' || pg_catalog.abs(pg_catalog.hashtext(tenant) % 256));
+    PERFORM pg_catalog.set_config('lock_timeout', '0', true);
+    IF new_state = 'incoming' THEN
+        SELECT c.rows INTO n FROM memory_fabric_shard.move_census(tenant) c;
+        IF n > 0 THEN
+            RAISE EXCEPTION 'shard % holds % rows of tenant "%"', (SELECT i.shard FROM memory_fabric_shard.identity i), n, tenant
+                USING ERRCODE = '55000', DETAIL = 'They were written after the move checked the shard, by a call that reached it directly.';
+        END IF;
+    END IF;
+    RETURN memory_fabric_shard.move_mark(tenant, new_state, to_shard);
 END
 $fn$;
 
@@ -1076,7 +1466,8 @@ REVOKE ALL ON FUNCTION memory_fabric_shard._move_owner(), memory_fabric_shard.mo
     memory_fabric_shard.move_census(text), memory_fabric_shard.move_mark(text, text, integer),
     memory_fabric_shard.move_export(text, text, text, integer), memory_fabric_shard._move_map(text, jsonb, jsonb),
     memory_fabric_shard.move_import(text, text, jsonb, jsonb), memory_fabric_shard.move_digest(text, jsonb),
-    memory_fabric_shard.move_event(text, text, jsonb), memory_fabric_shard.move_erase(text) FROM PUBLIC;
+    memory_fabric_shard.move_event(text, text, jsonb), memory_fabric_shard.move_erase(text),
+    memory_fabric_shard.move_freeze(text, text, integer, integer) FROM PUBLIC;
 """
 
 ROUTER_MOVE = r"""
@@ -1126,6 +1517,16 @@ LANGUAGE plproxy AS $fn$
     CLUSTER 'memory_fabric'; RUN ON part_no;
     SELECT memory_fabric_shard.move_event(tenant, kind, payload);
 $fn$;
+CREATE FUNCTION memory_fabric_router._p_move_freeze(part_no integer, tenant text, new_state text, to_shard integer, drain_ms integer) RETURNS text
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON part_no;
+    SELECT memory_fabric_shard.move_freeze(tenant, new_state, to_shard, drain_ms);
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_move_tables(part_no integer) RETURNS TABLE (ord integer, tbl text, key text)
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.move_tables();
+$fn$;
 CREATE FUNCTION memory_fabric_router._p_move_erase(part_no integer, tenant text) RETURNS jsonb
 LANGUAGE plproxy AS $fn$
     CLUSTER 'memory_fabric'; RUN ON part_no;
@@ -1156,13 +1557,15 @@ $fn$;
 --   CALL memory_fabric_router.move_tenant('acme', 1, erase_old => true);   -- and erases it
 -- Run by a superuser, outside a transaction block (it commits between its steps). Returns a report.
 -- 1 pause: the directory lists the tenant, paused (committed): new routed calls wait in shard_for.
--- 2 drain: the tenant's gate FOR UPDATE (memory_fabric_router.gates), which every routed call
---   holds FOR KEY SHARE until its router transaction ends: once held, no call of the tenant is in
---   flight on the old shard. Held until the flip commits.
---   Not within memory_fabric_router.drain_timeout (ms, default 10000): unpaused, 55000.
--- 3 freeze: the old shard marks the tenant 'moving' (a stale route there is refused), the new one
---   'incoming'.
--- 4 copy every table's rows, in batches, as the owner (INSERT only), policy versions mapped.
+-- 2 drain and freeze: on the old shard, the tenant's gate EXCLUSIVE (memory_fabric_shard.move_freeze),
+--   which every routed call that may write holds while it runs there, whatever the mode of its
+--   router transaction: once held, no such call is in flight; the tenant is marked 'moving' in the
+--   same shard transaction, and every later call is refused there (a call that read the directory
+--   before the pause is tried again by the router, after the move). Not within
+--   memory_fabric_router.drain_timeout (ms, default 10000): unpaused, 55000, nothing copied.
+-- 3 the new shard marks the tenant 'incoming' (refused there until the flip), still holding no row.
+-- 4 copy every table's rows (the old shard's memory_fabric_shard.move_tables()), in batches, as the
+--   owner (INSERT only), policy versions mapped.
 -- 5 verify: per table, row count and MD5 of the rows in key order, on both shards; any difference
 --   fails the move.
 -- 6 flip: the new shard serves, the old one retires the tenant ('moved': it refuses it from now
@@ -1178,9 +1581,7 @@ DECLARE
     n integer := memory_fabric_router.shard_count();
     drain_ms integer := coalesce(nullif(pg_catalog.current_setting('memory_fabric_router.drain_timeout', true), '')::integer, 10000);
     batch_rows integer := coalesce(nullif(pg_catalog.current_setting('memory_fabric_router.move_batch', true), '')::integer, 500);
-    tables constant text[] := ARRAY['policies', 'embedding_models', 'consents', 'candidates', 'reviews', 'decisions',
-                                    'promoted_memory', 'tenant_grants', 'events', 'recall_log', 'scope_versions'];
-    keys constant text[] := ARRAY['version', 'model', 'id', 'id', 'id', 'id', 'id', 'id', 'id', 'id', 'key'];
+    tb record;
     v_from integer;
     d_shard integer;
     d_paused boolean;
@@ -1191,13 +1592,12 @@ DECLARE
     copied jsonb := '{}';
     batch jsonb;
     after text;
-    i integer;
     k integer;
     d_src jsonb;
     d_dst jsonb;
     bad text;
     failed boolean := false;
-    marked boolean := false;
+    copying boolean := false;
     st text; msg text; det text; hnt text;
     cleanup text;
     t_pause timestamptz;
@@ -1247,27 +1647,39 @@ BEGIN
     ON CONFLICT (tenant_id) DO UPDATE SET paused = true;
     COMMIT;
     t_pause := pg_catalog.clock_timestamp();
-    -- 2. drain
+    -- 2. drain and freeze the old copy
     BEGIN
-        PERFORM pg_catalog.set_config('lock_timeout', drain_ms || 'ms', true);
-        PERFORM 1 FROM memory_fabric_router.gates x WHERE x.gate = abs(hashtext(p_tenant) % 1024) FOR UPDATE;
-        PERFORM pg_catalog.set_config('lock_timeout', '0', true);
-    EXCEPTION WHEN lock_not_available THEN
+        PERFORM memory_fabric_router._p_move_freeze(v_from, p_tenant, 'moving', p_to_shard, drain_ms);
+    EXCEPTION WHEN OTHERS THEN
+        GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
         failed := true;
     END;
     IF failed THEN
+        BEGIN
+            PERFORM memory_fabric_router._p_move_mark(v_from, p_tenant, NULL, v_from);
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS cleanup = MESSAGE_TEXT;
+        END;
         UPDATE memory_fabric_router.tenants t SET paused = false WHERE t.tenant_id = p_tenant;
         COMMIT;
-        RAISE EXCEPTION 'tenant "%" was not moved: its calls did not drain within % ms', p_tenant, drain_ms
-            USING ERRCODE = '55000', DETAIL = 'A router transaction of the tenant stayed open; the tenant is served on its shard again.',
-                  HINT = 'Retry, or raise memory_fabric_router.drain_timeout.';
+        IF st = '55P03' THEN
+            RAISE EXCEPTION 'tenant "%" was not moved: its calls did not drain within % ms', p_tenant, drain_ms
+                USING ERRCODE = '55000',
+                      DETAIL = pg_catalog.format('A call of the tenant stayed in flight on shard %s; the tenant is served there again, nothing was copied.', v_from),
+                      HINT = 'Retry, or raise memory_fabric_router.drain_timeout.';
+        END IF;
+        RAISE EXCEPTION 'tenant "%" was not moved: %', p_tenant, regexp_replace(msg, '^\S+\(\d+\): \[[^]]*\] REMOTE [A-Z]+: ', '')
+            USING ERRCODE = st,
+                  DETAIL = concat_ws(' ', nullif(regexp_replace(coalesce(det, ''), '^Remote detail: ', ''), ''),
+                                     CASE WHEN cleanup IS NULL THEN 'It is served on shard ' || v_from || ' again.'
+                                          ELSE 'Removing the mark failed too: ' || cleanup END),
+                  HINT = 'The tenant is where it was: fix the cause and move it again.';
     END IF;
 
     BEGIN
-        -- 3. freeze
-        marked := true;
-        PERFORM memory_fabric_router._p_move_mark(v_from, p_tenant, 'moving', p_to_shard);
-        PERFORM memory_fabric_router._p_move_mark(p_to_shard, p_tenant, 'incoming', p_to_shard);
+        -- 3. the new copy, refused there until the flip
+        PERFORM memory_fabric_router._p_move_freeze(p_to_shard, p_tenant, 'incoming', p_to_shard, drain_ms);
+        copying := true;
         -- 4. copy
         pol := memory_fabric_router._p_move_policies(v_from, p_tenant);
         IF pol -> 'dangling' <> '[]' THEN
@@ -1275,14 +1687,14 @@ BEGIN
                 USING ERRCODE = 'XX000';
         END IF;
         pmap := memory_fabric_router._p_move_policy_map(p_to_shard, p_tenant, pol);
-        FOR i IN 1 .. pg_catalog.array_length(tables, 1) LOOP
+        FOR tb IN SELECT * FROM memory_fabric_router._p_move_tables(v_from) m ORDER BY m.ord LOOP
             after := NULL;
             LOOP
-                batch := memory_fabric_router._p_move_export(v_from, p_tenant, tables[i], after, batch_rows);
+                batch := memory_fabric_router._p_move_export(v_from, p_tenant, tb.tbl, after, batch_rows);
                 EXIT WHEN pg_catalog.jsonb_array_length(batch) = 0;
-                k := memory_fabric_router._p_move_import(p_to_shard, p_tenant, tables[i], batch, pmap);
-                copied := copied || pg_catalog.jsonb_build_object(tables[i], coalesce((copied ->> tables[i])::integer, 0) + k);
-                after := batch -> -1 ->> keys[i];
+                k := memory_fabric_router._p_move_import(p_to_shard, p_tenant, tb.tbl, batch, pmap);
+                copied := copied || pg_catalog.jsonb_build_object(tb.tbl, coalesce((copied ->> tb.tbl)::integer, 0) + k);
+                after := batch -> -1 ->> tb.key;
                 EXIT WHEN pg_catalog.jsonb_array_length(batch) < batch_rows;
             END LOOP;
         END LOOP;
@@ -1312,8 +1724,11 @@ BEGIN
     IF failed THEN
         BEGIN
             PERFORM memory_fabric_router._p_move_mark(v_from, p_tenant, NULL, v_from);
-            PERFORM memory_fabric_router._p_move_mark(p_to_shard, p_tenant, 'incoming', p_to_shard);
-            PERFORM memory_fabric_router._p_move_erase(p_to_shard, p_tenant);
+            -- the partial copy: all the new shard holds of the tenant once it was frozen empty
+            IF copying THEN
+                PERFORM memory_fabric_router._p_move_mark(p_to_shard, p_tenant, 'incoming', p_to_shard);
+                PERFORM memory_fabric_router._p_move_erase(p_to_shard, p_tenant);
+            END IF;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS cleanup = MESSAGE_TEXT;
         END;
@@ -1321,8 +1736,9 @@ BEGIN
         COMMIT;
         RAISE EXCEPTION 'tenant "%" was not moved: %', p_tenant, msg
             USING ERRCODE = st,
-                  DETAIL = concat_ws(' ', det, CASE WHEN cleanup IS NULL THEN 'It is served on shard ' || v_from || ' again; the partial copy was erased.'
-                                                    ELSE 'Cleaning up failed too: ' || cleanup END),
+                  DETAIL = concat_ws(' ', det, CASE WHEN cleanup IS NOT NULL THEN 'Cleaning up failed too: ' || cleanup
+                                                    WHEN copying THEN 'It is served on shard ' || v_from || ' again; the partial copy was erased.'
+                                                    ELSE 'It is served on shard ' || v_from || ' again.' END),
                   HINT = coalesce(hnt, 'The tenant is where it was: fix the cause and move it again.');
     END IF;
     COMMIT;
@@ -1370,9 +1786,162 @@ REVOKE ALL ON FUNCTION memory_fabric_router._p_move_census(integer, text), memor
     memory_fabric_router._p_move_export(integer, text, text, text, integer),
     memory_fabric_router._p_move_import(integer, text, text, jsonb, jsonb), memory_fabric_router._p_move_digest(integer, text, jsonb),
     memory_fabric_router._p_move_event(integer, text, text, jsonb), memory_fabric_router._p_move_erase(integer, text),
+    memory_fabric_router._p_move_freeze(integer, text, text, integer, integer), memory_fabric_router._p_move_tables(integer),
     memory_fabric_router._move_superuser(), memory_fabric_router._move_digests(integer, text, jsonb),
     memory_fabric_router.erase_moved_copy(text, integer) FROM PUBLIC;
 REVOKE ALL ON PROCEDURE memory_fabric_router.move_tenant(text, integer, boolean, jsonb) FROM PUBLIC;
+"""
+
+SHARD_ROLES = r"""
+-- ---------------------------------------------------------------------------------------------
+-- Roles (router/DESIGN.md §3): the router connects to a shard as the calling role, so every role
+-- that calls the router must exist on every shard with the same memberships.
+-- memory_fabric_router.sync_roles() sends the router's definitions here (role_definitions()):
+-- missing roles are created (LOGIN, INHERIT and the connection limit as on the router; never a
+-- superuser, never a password), memberships among them and in the three memory_fabric roles are
+-- granted as the router has them, and such a membership the router no longer has is revoked, for a
+-- role the router knows. A role only this shard has is reported, not changed. Superuser only.
+CREATE FUNCTION memory_fabric_shard.sync_roles(defs jsonb)
+RETURNS TABLE (shard integer, action text, role_name text, detail text)
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    d jsonb;
+    r pg_catalog.pg_roles;
+    m record;
+    base constant text[] := ARRAY['memory_fabric_agent', 'memory_fabric_reviewer', 'memory_fabric_admin'];
+    managed text[];
+    attrs text;
+BEGIN
+    IF NOT (SELECT x.rolsuper FROM pg_catalog.pg_roles x WHERE x.rolname = current_user) THEN
+        RAISE EXCEPTION 'only a superuser copies roles to a shard' USING ERRCODE = '42501';
+    END IF;
+    shard := (SELECT i.shard FROM memory_fabric_shard.identity i);
+    FOR d IN SELECT * FROM pg_catalog.jsonb_array_elements(coalesce(defs -> 'roles', '[]')) LOOP
+        role_name := d ->> 'name';
+        attrs := pg_catalog.format('%s %s CONNECTION LIMIT %s',
+                                   CASE WHEN (d ->> 'login')::boolean THEN 'LOGIN' ELSE 'NOLOGIN' END,
+                                   CASE WHEN (d ->> 'inherit')::boolean THEN 'INHERIT' ELSE 'NOINHERIT' END,
+                                   coalesce((d ->> 'connection_limit')::integer, -1));
+        SELECT * INTO r FROM pg_catalog.pg_roles x WHERE x.rolname = role_name;
+        IF NOT FOUND THEN
+            EXECUTE pg_catalog.format('CREATE ROLE %I %s', role_name, attrs);
+            action := 'created'; detail := attrs;
+            RETURN NEXT;
+        ELSIF r.rolsuper THEN
+            action := 'left alone'; detail := 'a superuser on this shard';
+            RETURN NEXT;
+        ELSIF r.rolcanlogin IS DISTINCT FROM (d ->> 'login')::boolean OR r.rolinherit IS DISTINCT FROM (d ->> 'inherit')::boolean
+              OR r.rolconnlimit IS DISTINCT FROM coalesce((d ->> 'connection_limit')::integer, -1) THEN
+            EXECUTE pg_catalog.format('ALTER ROLE %I %s', role_name, attrs);
+            action := 'altered'; detail := attrs;
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+    FOR d IN SELECT * FROM pg_catalog.jsonb_array_elements(coalesce(defs -> 'members', '[]')) LOOP
+        role_name := d ->> 'member';
+        SELECT a.admin_option AS admin, u.rolsuper AS su INTO m
+        FROM pg_catalog.pg_auth_members a JOIN pg_catalog.pg_roles g ON g.oid = a.roleid JOIN pg_catalog.pg_roles u ON u.oid = a.member
+        WHERE g.rolname = d ->> 'role' AND u.rolname = role_name;
+        IF NOT FOUND THEN
+            EXECUTE pg_catalog.format('GRANT %I TO %I%s', d ->> 'role', role_name,
+                                      CASE WHEN (d ->> 'admin')::boolean THEN ' WITH ADMIN OPTION' ELSE '' END);
+            action := 'granted'; detail := pg_catalog.format('member of %s', d ->> 'role');
+            RETURN NEXT;
+        ELSIF m.admin IS DISTINCT FROM (d ->> 'admin')::boolean THEN
+            IF (d ->> 'admin')::boolean THEN
+                EXECUTE pg_catalog.format('GRANT %I TO %I WITH ADMIN OPTION', d ->> 'role', role_name);
+            ELSE
+                EXECUTE pg_catalog.format('REVOKE ADMIN OPTION FOR %I FROM %I', d ->> 'role', role_name);
+            END IF;
+            action := 'altered'; detail := pg_catalog.format('member of %s, admin option %s', d ->> 'role', d ->> 'admin');
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+    managed := base || ARRAY(SELECT e ->> 'name' FROM pg_catalog.jsonb_array_elements(coalesce(defs -> 'roles', '[]')) e);
+    FOR m IN
+        SELECT g.rolname AS grp, u.rolname AS mem, (coalesce(defs -> 'known', '[]') ? u.rolname) AS known
+        FROM pg_catalog.pg_auth_members a JOIN pg_catalog.pg_roles g ON g.oid = a.roleid JOIN pg_catalog.pg_roles u ON u.oid = a.member
+        WHERE g.rolname = ANY (managed) AND NOT u.rolsuper
+          AND NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_array_elements(coalesce(defs -> 'members', '[]')) x
+                          WHERE x ->> 'role' = g.rolname AND x ->> 'member' = u.rolname)
+        ORDER BY 2, 1
+    LOOP
+        role_name := m.mem;
+        IF m.known THEN
+            EXECUTE pg_catalog.format('REVOKE %I FROM %I', m.grp, m.mem);
+            action := 'revoked'; detail := pg_catalog.format('no longer a member of %s (not on the router)', m.grp);
+        ELSE
+            action := 'left alone'; detail := pg_catalog.format('member of %s here; the router has no such role', m.grp);
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$fn$;
+REVOKE ALL ON FUNCTION memory_fabric_shard.sync_roles(jsonb) FROM PUBLIC;
+"""
+
+ROUTER_ROLES = r"""
+-- ---------------------------------------------------------------------------------------------
+-- Roles (router/DESIGN.md §3): the router connects to each shard as the calling role, so the roles
+-- and memberships of the router must exist on every shard, a shard added later included.
+-- role_definitions(): the roles that reach memory_fabric here (the three memory_fabric roles and
+-- every role that is a member of one, directly or through other roles, superusers excepted), their
+-- LOGIN, INHERIT and connection limit, the memberships among them, and the names of all the
+-- router's roles (so that a shard revokes only memberships of roles the router knows).
+CREATE FUNCTION memory_fabric_router.role_definitions() RETURNS jsonb
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+WITH RECURSIVE managed(oid) AS (
+    SELECT r.oid FROM pg_catalog.pg_roles r
+    WHERE r.rolname OPERATOR(pg_catalog.=) ANY (ARRAY['memory_fabric_agent', 'memory_fabric_reviewer', 'memory_fabric_admin'])
+    UNION
+    SELECT a.member FROM pg_catalog.pg_auth_members a JOIN managed g ON g.oid OPERATOR(pg_catalog.=) a.roleid
+)
+SELECT pg_catalog.jsonb_build_object(
+    'roles', (SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('name', r.rolname, 'login', r.rolcanlogin,
+                                  'inherit', r.rolinherit, 'connection_limit', r.rolconnlimit) ORDER BY r.rolname), '[]')
+              FROM pg_catalog.pg_roles r WHERE r.oid IN (SELECT m.oid FROM managed m) AND NOT r.rolsuper),
+    'members', (SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('role', g.rolname, 'member', u.rolname,
+                                    'admin', a.admin_option) ORDER BY g.rolname, u.rolname), '[]')
+                FROM pg_catalog.pg_auth_members a
+                JOIN pg_catalog.pg_roles g ON g.oid OPERATOR(pg_catalog.=) a.roleid
+                JOIN pg_catalog.pg_roles u ON u.oid OPERATOR(pg_catalog.=) a.member
+                WHERE a.roleid IN (SELECT m.oid FROM managed m) AND a.member IN (SELECT m.oid FROM managed m)
+                  AND NOT g.rolsuper AND NOT u.rolsuper),
+    'known', (SELECT coalesce(pg_catalog.jsonb_agg(r.rolname ORDER BY r.rolname), '[]') FROM pg_catalog.pg_roles r
+              WHERE r.rolname OPERATOR(pg_catalog.!~) '^pg_'))
+$fn$;
+REVOKE ALL ON FUNCTION memory_fabric_router.role_definitions() FROM PUBLIC;
+
+CREATE FUNCTION memory_fabric_router._pall_sync_roles(defs jsonb)
+RETURNS TABLE (shard integer, action text, role_name text, detail text)
+LANGUAGE plproxy AS $fn$
+    CLUSTER 'memory_fabric'; RUN ON ALL;
+    SELECT * FROM memory_fabric_shard.sync_roles(defs);
+$fn$;
+REVOKE ALL ON FUNCTION memory_fabric_router._pall_sync_roles(jsonb) FROM PUBLIC;
+
+-- Copies the router's roles and memberships to every shard (memory_fabric_shard.sync_roles) and
+-- returns what each shard did; nothing when they are all there. Superuser only; scripts/fleet.sh
+-- runs it on start, so a shard added later gets them, and as `scripts/fleet.sh roles`.
+CREATE FUNCTION memory_fabric_router.sync_roles()
+RETURNS TABLE (shard integer, action text, role_name text, detail text)
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE st text; msg text; det text; hnt text;
+BEGIN
+    IF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
+        RAISE EXCEPTION 'only a superuser copies roles to the shards' USING ERRCODE = '42501';
+    END IF;
+    RETURN QUERY SELECT s.shard, s.action, s.role_name, s.detail
+                 FROM memory_fabric_router._pall_sync_roles(memory_fabric_router.role_definitions()) s ORDER BY 1, 3, 2, 4;
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
+    PERFORM memory_fabric_router._rethrow(st, msg, det, hnt, -1, NULL);
+END
+$fn$;
+REVOKE ALL ON FUNCTION memory_fabric_router.sync_roles() FROM PUBLIC;
 """
 
 if __name__ == "__main__":

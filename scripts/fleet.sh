@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A sharded memory_fabric fleet on this machine (router/DESIGN.md):
-#   scripts/fleet.sh start [--ha] [--shards N] | stop | status | psql NODE [args…] | env
+#   scripts/fleet.sh start [--ha] [--shards N] | stop | status | roles | psql NODE [args…] | env
 # NODE is `router` or `shardK` (K from 0). Each node is a PostgreSQL instance of its own:
 #   shardK   port $MF_FLEET_PORT+1+K, database memory_fabric with memory_fabric and memory_fabric_shard
 #   router   port $MF_FLEET_PORT,     database memory_fabric with memory_fabric_router (PL/Proxy), its
@@ -11,8 +11,15 @@
 # role connect as itself and nobody else on the machine reach a node; no password is used or
 # written anywhere. The router reaches each shard as the role that called it (a PUBLIC user
 # mapping without a user: PL/Proxy connects as current_user).
-# Idempotent: start starts what is stopped and creates what is missing; --shards N larger than the
-# fleet adds shards (their partitions are appended to the server). A fleet is never shrunk.
+# Idempotent: start starts what is stopped and creates what is missing, updates the router's
+# extensions to the version installed (shards first), and copies the router's roles; --shards N
+# larger than the fleet adds shards (their partitions are appended to the server). A fleet is never
+# shrunk.
+# roles: the router is where roles are made. PL/Proxy connects to each shard as the calling role,
+# so `roles` (memory_fabric_router.sync_roles()) creates on every shard the roles of the router
+# that reach memory_fabric (members of memory_fabric_agent/_reviewer/_admin, directly or through
+# other roles), with their LOGIN/INHERIT attributes and memberships, and revokes there a membership
+# the router no longer has; start runs it too. A role only a shard has is reported, not changed.
 # As root, the nodes run as the postgres OS user (initdb refuses root).
 #
 # --ha (router/HA.md, router/DESIGN.md §8): each shard K is a pg_auto_failover group instead of one
@@ -83,11 +90,9 @@ check_extensions() {
   local ext; ext=$("$MF_PG_CONFIG" --sharedir)/extension
   [ -f "$ext/memory_fabric.control" ] || mf_die "memory_fabric is not installed (cargo pgrx install --release, see README)"
   [ -f "$ext/plproxy.control" ] || mf_die "PL/Proxy is not installed: apt-get install postgresql-$MF_PG_MAJOR-plproxy (scripts/setup.sh)"
-  local f
-  for f in memory_fabric_router.control memory_fabric_router--0.1.0.sql memory_fabric_shard.control memory_fabric_shard--0.1.0.sql; do
-    local src=$MF_ROOT/router/$f
-    [ -f "$src" ] || src=$MF_ROOT/router/shard/$f
-    if ! cmp -s "$src" "$ext/$f"; then
+  local src
+  for src in "$MF_ROOT"/router/memory_fabric_router*.{control,sql} "$MF_ROOT"/router/shard/memory_fabric_shard*.{control,sql}; do
+    if ! cmp -s "$src" "$ext/$(basename "$src")"; then
       mf_log "installing the router's extensions into $ext (make -C router install)"
       mf_sudo make -s -C "$MF_ROOT/router" install PG_CONFIG="$MF_PG_CONFIG" >/dev/null
       break
@@ -147,6 +152,7 @@ setup_shard() {  # k
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS memory_fabric CASCADE;
 CREATE EXTENSION IF NOT EXISTS memory_fabric_shard;
+ALTER EXTENSION memory_fabric_shard UPDATE;
 INSERT INTO memory_fabric_shard.identity (shard, cluster) VALUES ($k, 'memory_fabric')
 ON CONFLICT (only_row) DO NOTHING;
 SQL
@@ -165,6 +171,7 @@ setup_router() {
   node_psql router "$MF_FLEET_DB" <<SQL
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS memory_fabric_router CASCADE;
+ALTER EXTENSION memory_fabric_router UPDATE;
 SQL
   local have; have=$(node_psql router "$MF_FLEET_DB" -Atc \
     "SELECT count(*) FROM pg_foreign_server s, unnest(s.srvoptions) o WHERE s.srvname = 'memory_fabric' AND o ~ '^p[0-9]+='")
@@ -216,6 +223,19 @@ SQL
   fi
 }
 
+# The router's roles and memberships on every shard (memory_fabric_router.sync_roles()): PL/Proxy
+# connects to a shard as the calling role. Run by start (so a new shard gets them) and by `roles`.
+sync_roles() {
+  local out
+  out=$(node_psql router "$MF_FLEET_DB" -At -F ' ' -c "SELECT shard, action, role_name, detail FROM memory_fabric_router.sync_roles()") ||
+    mf_die "router: copying the roles to the shards failed"
+  if [ -n "$out" ]; then
+    while IFS= read -r line; do mf_log "roles: shard $line"; done <<<"$out"
+  else
+    mf_log "roles: every shard has the router's roles and memberships"
+  fi
+}
+
 start() {
   local want=$1 ha=$2 n
   n=$(shard_count)
@@ -239,6 +259,7 @@ start() {
   echo "$want" > "$MF_FLEET_DIR/shards"
   start_node router
   setup_router "$want"
+  sync_roles
   mf_log "fleet up: $want shards${ha:+ (pg_auto_failover groups, monitor on port $MF_HA_PORT)}, router on port $MF_FLEET_PORT (socket $MF_FLEET_SOCK, database $MF_FLEET_DB)"
 }
 
@@ -295,9 +316,10 @@ case "$cmd" in
     start "$shards" "$ha" ;;
   stop) stop ;;
   status) status ;;
+  roles) [ "$(shard_count)" != 0 ] || mf_die "no fleet in $MF_FLEET_DIR"; sync_roles ;;
   psql) node=${1:?psql needs a node: router or shardK}; shift; node_psql "$node" "$MF_FLEET_DB" "$@" ;;
   env) printf 'export MF_FLEET_DIR=%q MF_FLEET_SOCK=%q MF_FLEET_PORT=%q MF_FLEET_DB=%q\n' \
          "$MF_FLEET_DIR" "$MF_FLEET_SOCK" "$MF_FLEET_PORT" "$MF_FLEET_DB"
        if is_ha; then printf 'export MF_FLEET_HA=1 MF_HA_DIR=%q MF_HA_PORT=%q MF_HA_DB=%q\n' "$MF_HA_DIR" "$MF_HA_PORT" "$MF_HA_DB"; fi ;;
-  *) echo "usage: $0 start [--ha] [--shards N] | stop | status | psql NODE [args] | env" >&2; exit 2 ;;
+  *) echo "usage: $0 start [--ha] [--shards N] | stop | status | roles | psql NODE [args] | env" >&2; exit 2 ;;
 esac

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The fleet's first test (router/DESIGN.md): a throwaway 2-shard fleet of its own (its own
 # directory under $MF_STATE and its own ports, so a developer's fleet is not touched), the
-# router checks of test_router.py and the tenant moves of test_move.py through it, then everything
-# stopped and removed.
+# router checks of test_router.py, the read-only transactions, gates and roles, the tenant moves of
+# test_move.py and the extensions' upgrade through it, then everything stopped and removed.
 #   bash tests/fleet/run.sh            (needs memory_fabric installed: cargo pgrx install)
 # Set MF_FLEET_KEEP=1 to keep the fleet afterwards for a look (scripts/fleet.sh status|psql).
 set -euo pipefail
@@ -38,11 +38,20 @@ fleet start --shards 2     # idempotent: a second start changes nothing
 fleet status
 eval "$(fleet env)"
 export MF_PG_BINDIR MF_PGUSER
+export PYTHONPATH=$MF_ROOT/tests/fleet${PYTHONPATH:+:$PYTHONPATH}
 "$MF_PY" "$MF_ROOT/tests/fleet/test_router.py" || rc=1
 # capture, review and promote in one shard transaction (router/DESIGN.md §6)
 "$MF_PY" "$MF_ROOT/tests/fleet/test_pipeline.py" || rc=1
+# writes in read-only router transactions: refused, and drained by a move whatever the mode (§2, §7)
+"$MF_PY" "$MF_ROOT/tests/fleet/test_readonly.py" || rc=1
+# no role without a grant holds a tenant's gate or reads the directory (§4, §7)
+"$MF_PY" "$MF_ROOT/tests/fleet/test_gates.py" || rc=1
 # moving a tenant between the shards under load (router/DESIGN.md §7)
 "$MF_PY" "$MF_ROOT/tests/fleet/test_move.py" || rc=1
-# a third shard added to the running fleet moves no tenant
+# the router's roles on every shard (§3)
+"$MF_PY" "$MF_ROOT/tests/fleet/test_roles.py" || rc=1
+# 0.1.0 updated to 0.2.0 is 0.2.0 installed fresh (§1)
+"$MF_PY" "$MF_ROOT/tests/fleet/test_upgrade.py" || rc=1
+# a third shard added to the running fleet moves no tenant, and gets the roles
 "$MF_PY" "$MF_ROOT/tests/fleet/test_add_shard.py" || rc=1
 exit $(( ${gen_rc:-0} | ${rc:-0} ))

@@ -3,7 +3,8 @@ shards hold on the shard that holds it before it adds the partition, so a tenant
 default keeps its place though the hash now counts one more shard. Run by tests/fleet/run.sh after
 test_router.py and test_move.py, on their fleet (2 shards): it records where every tenant routes,
 adds a third shard, and checks that each still routes there and that its memories are still
-recalled through the router; then a new tenant on the third shard works."""
+recalled through the router; the roles of the router are on the new shard (fleet.sh copies them); then a
+new tenant on the third shard works."""
 
 from __future__ import annotations
 
@@ -69,10 +70,16 @@ def main() -> None:
     check(not changed, f"every tenant routes where its rows are after the shard was added ({len(before)} tenants; changed: {changed})")
     for t, n in counts.items():
         check(n > 0 and recalled(t) == n, f"{t} (hash default) recalls the same {n} memories through the router")
-    # roles are cluster-wide objects: the new shard needs the calling role too
+    # the router connects to the new shard as the calling role: fleet.sh copied the roles there
+    with conn(BASE) as c:
+        want = {r[0] for r in c.execute("SELECT u.rolname FROM pg_auth_members a JOIN pg_roles g ON g.oid = a.roleid "
+                                        "JOIN pg_roles u ON u.oid = a.member WHERE g.rolname = 'memory_fabric_agent' "
+                                        "AND NOT u.rolsuper")}
     with conn(BASE + 3) as c:
-        if not c.execute("SELECT 1 FROM pg_roles WHERE rolname = 'fl_agent'").fetchone():
-            c.execute("CREATE ROLE fl_agent LOGIN IN ROLE memory_fabric_agent")
+        have = {r[0] for r in c.execute("SELECT u.rolname FROM pg_auth_members a JOIN pg_roles g ON g.oid = a.roleid "
+                                        "JOIN pg_roles u ON u.oid = a.member WHERE g.rolname = 'memory_fabric_agent'")}
+    check("fl_agent" in want and want <= have,
+          f"the new shard has every agent role of the router with its membership ({len(want)}; missing {sorted(want - have)})")
     with conn(BASE) as c:
         c.execute("INSERT INTO memory_fabric_router.tenants (tenant_id, shard) VALUES ('umbrella', 2)")
         c.execute("SELECT memory_fabric.grant_tenant('fl_agent', 'umbrella')")

@@ -48,15 +48,22 @@ def conn(node: str = "router", user: str = SUPER) -> psycopg.Connection:
     return psycopg.connect(host=SOCK, port=NODES[node], user=user, dbname=DB, autocommit=True)
 
 
-def as_role(role: str, sql: str, *args: Any, pin: str | None = None, c: psycopg.Connection | None = None) -> list[tuple]:
+def as_role(role: str, sql: str, *args: Any, pin: str | None = None, c: psycopg.Connection | None = None,
+            read_only: bool = False) -> list[tuple]:
     own = c is None
     c = c or conn("router", role)
     try:
-        with c.transaction():
+        c.execute("BEGIN READ ONLY" if read_only else "BEGIN")
+        try:
             if pin is not None:
                 c.execute("SELECT set_config('memory_fabric.tenant_id', %s, true)", (pin,))
             cur = c.execute(sql, args)
-            return cur.fetchall() if cur.description else []
+            rows = cur.fetchall() if cur.description else []
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+        c.execute("COMMIT")
+        return rows
     finally:
         if own:
             c.close()
@@ -184,27 +191,42 @@ def recall_as_of(instants: list) -> dict:
     return out
 
 
-class Load:
-    """Through the router while the tenant moves: a writer of mv_a (capture -> review -> promote,
-    each step retried on 55000, the answer a client of a move gets), a reader of mv_a, readers of
-    mv_b and mv_c."""
+P_CRP = ("SELECT candidate_id FROM memory_fabric_router._p_capture_review_promote(%s, %s, %s, %s, 'agent', 'INTERNAL', "
+         "%s, 'load_ro', '[]', NULL, NULL, NULL, NULL, NULL, NULL, '{}')")
+CRP = ("SELECT candidate_id FROM memory_fabric_router.capture_review_promote(%s, %s, 'agent', 'INTERNAL', user_id => %s, "
+       "intent_id => 'load_ro')")
 
-    def __init__(self) -> None:
+
+class Load:
+    """Through the router while the tenant moves: a writer (capture -> review -> promote, each step
+    retried on 55000, the answer a client of a move gets), a reader of the tenant, readers of mv_b
+    and mv_c in read-only transactions; and, in read-only router transactions, a client calling
+    capture_review_promote (refused with 25006 every time: nothing may be written) and `proxies`
+    clients calling its proxy directly (memory_fabric_router._p_capture_review_promote, on the shard
+    _pinned_shard() names: writes from a read-only transaction that reach the shard, which the move
+    must drain like any other; retried on 55000)."""
+
+    def __init__(self, tenant: str = "mv_a", proxies: int = 1, pipeline: bool = True) -> None:
+        self.tenant = tenant
         self.stop = threading.Event()
         self.acked: list[tuple[str, str, str]] = []     # (text, candidate id, memory id)
         self.attempted: list[str] = []
-        self.errors: dict[str, list[str]] = {"writer": [], "mv_a": [], "mv_b": [], "mv_c": []}
+        self.proxy_acked: list[str] = []                # candidate ids written from read-only transactions
+        self.ro_refused = 0
+        self.ro_written: list[str] = []                 # what capture_review_promote wrote read-only: nothing
+        self.errors: dict[str, list[str]] = {"writer": [], "proxy": [], "ro": [], tenant: [], "mv_b": [], "mv_c": []}
         self.retries = 0
         self.slowest = 0.0
-        self.reads = {"mv_a": 0, "mv_b": 0, "mv_c": 0}
-        self.threads = [threading.Thread(target=self.writer)] + \
-            [threading.Thread(target=self.reader, args=(t,)) for t in ("mv_a", "mv_b", "mv_c")]
+        self.reads = {tenant: 0, "mv_b": 0, "mv_c": 0}
+        self.threads = ([threading.Thread(target=self.writer)] if pipeline else []) + \
+            [threading.Thread(target=self.reader, args=(t,)) for t in (tenant, "mv_b", "mv_c")] + \
+            [threading.Thread(target=self.ro_writer)] + [threading.Thread(target=self.proxy_writer, args=(k,)) for k in range(proxies)]
 
     def step(self, c: psycopg.Connection, sql: str, *args: Any) -> Any:
         while True:
             t0 = time.monotonic()
             try:
-                r = as_role("fl_agent", sql, *args, pin="mv_a", c=c)[0][0]
+                r = as_role("fl_agent", sql, *args, pin=self.tenant, c=c)[0][0]
                 self.slowest = max(self.slowest, time.monotonic() - t0)
                 return r
             except psycopg.Error as e:
@@ -217,11 +239,11 @@ class Load:
         i = 0
         with conn("router", "fl_agent") as c:
             while not self.stop.is_set():
-                text = "Mv_a load " + " ".join(random.choice(WORDS) + str(i) for _ in range(6)) + "."
+                text = f"{self.tenant.capitalize()} load " + " ".join(random.choice(WORDS) + str(i) for _ in range(6)) + "."
                 user = f"cus_{i % 3}"
                 self.attempted.append(text)
                 try:
-                    cid = self.step(c, "SELECT id FROM memory_fabric.capture_memory('mv_a', %s, 'agent', 'INTERNAL', "
+                    cid = self.step(c, f"SELECT id FROM memory_fabric.capture_memory('{self.tenant}', %s, 'agent', 'INTERNAL', "
                                     "user_id => %s, intent_id => 'load')", text, user)
                     st = self.step(c, "SELECT status FROM memory_fabric.review_candidate(%s)", cid)
                     mid = self.step(c, "SELECT id FROM memory_fabric.promote(%s)", cid) if st == "pending_promotion" else None
@@ -230,12 +252,51 @@ class Load:
                     self.errors["writer"].append(describe(e))
                 i += 1
 
+    def ro_writer(self) -> None:
+        i = 0
+        with conn("router", "fl_agent") as c:
+            while not self.stop.is_set():
+                text = f"{self.tenant} read-only write {i} " + random.choice(WORDS) + "."
+                try:
+                    r = as_role("fl_agent", CRP, self.tenant, text, f"cus_{i % 3}", pin=self.tenant, read_only=True, c=c)
+                    self.ro_written.append(r[0][0])
+                except psycopg.Error as e:
+                    if e.sqlstate == "25006":
+                        self.ro_refused += 1
+                    else:
+                        self.errors["ro"].append(describe(e))
+                i += 1
+                time.sleep(0.005)
+
+    def proxy_writer(self, k: int) -> None:
+        i = 0
+        with conn("router", "fl_agent") as c:
+            while not self.stop.is_set():
+                text = f"{self.tenant} proxy {k} write {i} " + " ".join(random.choice(WORDS) for _ in range(4)) + "."
+                while not self.stop.is_set():
+                    try:
+                        c.execute("BEGIN READ ONLY")
+                        c.execute("SELECT set_config('memory_fabric.tenant_id', %s, true)", (self.tenant,))
+                        s = c.execute("SELECT memory_fabric_router._pinned_shard()").fetchone()[0]
+                        cid = c.execute(P_CRP, (s, self.tenant, self.tenant, text, f"cus_{i % 3}")).fetchone()[0]
+                        c.execute("COMMIT")
+                        self.proxy_acked.append(cid)
+                        break
+                    except psycopg.Error as e:
+                        c.execute("ROLLBACK")
+                        if e.sqlstate != "55000" and "55000" not in str(e):
+                            self.errors["proxy"].append(describe(e))
+                            break
+                        self.retries += 1
+                        time.sleep(0.01)
+                i += 1
+
     def reader(self, tenant: str) -> None:
         with conn("router", "fl_agent") as c:
             while not self.stop.is_set():
                 try:
                     as_role("fl_agent", "SELECT count(*) FROM memory_fabric.recall(%s, 'support', user_id => 'cus_0')",
-                            tenant, pin=tenant, c=c)
+                            tenant, pin=tenant, c=c, read_only=True)
                     self.reads[tenant] += 1
                 except psycopg.Error as e:
                     if e.sqlstate != "55000":
@@ -251,6 +312,10 @@ class Load:
         self.stop.set()
         for t in self.threads:
             t.join(timeout=60)
+
+    def summary(self) -> str:
+        return (f"{len(self.acked)} pipelines, {len(self.proxy_acked)} writes from read-only transactions through the proxy, "
+                f"{self.ro_refused} refused with 25006 through the router function, {self.retries} retried on 55000")
 
 
 def move(tenant: str, to: int, erase_old: bool = False) -> dict:
@@ -272,12 +337,26 @@ def main() -> None:
     own = [v for (v,) in on("shard0", "SELECT version FROM memory_fabric.policies WHERE tenant_id = 'mv_a' ORDER BY 1")]
     print(f"# mv_a: {a_src_count} rows on shard 0; its policy versions {own}, shard 1 has {sorted(taken)}")
 
-    # 1. a router transaction of the tenant left open: the move cannot drain it, gives up, changes nothing
-    held = conn("router", "fl_agent")
-    held.execute("BEGIN")
-    held.execute("SELECT set_config('memory_fabric.tenant_id', 'mv_a', true)")
-    held.execute("SELECT count(*) FROM memory_fabric.recall('mv_a', 'support')")
+    # 1. a call of the tenant in flight on the old shard longer than the drain timeout (held there by
+    #    a table lock): the move gives up, changes nothing; the call then completes where it was
     a_src_count = census(0, "mv_a")
+    lock = conn("shard0")
+    lock.execute("BEGIN")
+    lock.execute("LOCK TABLE memory_fabric.candidates IN SHARE MODE")
+    inflight: dict[str, Any] = {}
+
+    def held_call() -> None:
+        try:
+            inflight["id"] = as_role("fl_agent", "SELECT id FROM memory_fabric.capture_memory('mv_a', 'Mv_a held in flight.', "
+                                     "'agent', 'INTERNAL', user_id => 'cus_h', intent_id => 'support')", pin="mv_a")[0][0]
+        except psycopg.Error as x:
+            inflight["error"] = describe(x)
+    t = threading.Thread(target=held_call)
+    t.start()
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 10 and not on("shard0", "SELECT 1 FROM pg_stat_activity WHERE usename = 'fl_agent' "
+                                                           "AND wait_event_type = 'Lock'"):
+        time.sleep(0.02)
     try:
         with conn() as c:
             c.execute("SET memory_fabric_router.drain_timeout = 300")
@@ -285,12 +364,16 @@ def main() -> None:
         e = None
     except psycopg.Error as x:
         e = x
-    held.execute("COMMIT")
-    held.close()
+    lock.execute("COMMIT")
+    lock.close()
+    t.join(30)
     d = on("router", "SELECT shard, paused FROM memory_fabric_router.tenants WHERE tenant_id = 'mv_a'")
+    marks = [on(f"shard{k}", "SELECT count(*) FROM memory_fabric_shard.retired WHERE tenant_id = 'mv_a'")[0][0] for k in (0, 1)]
     check(e is not None and e.sqlstate == "55000" and "did not drain" in e.diag.message_primary
-          and d == [(0, False)] and census(1, "mv_a") == 0 and census(0, "mv_a") == a_src_count,
-          f"a move that cannot drain an open transaction gives up: {describe(e)}; directory {d}")
+          and d == [(0, False)] and marks == [0, 0] and census(1, "mv_a") == 0,
+          f"a move that cannot drain a call in flight gives up: {describe(e)}; directory {d}, marks {marks}")
+    held = on("shard0", "SELECT count(*) FROM memory_fabric.candidates WHERE id = %s", inflight.get("id"))[0][0]
+    check(held == 1 and census(0, "mv_a") > a_src_count, f"... and the call completes on shard 0 ({inflight})")
 
     # 1b. a move that fails half-way (an active grant of a role shard 1 does not have): the partial
     #     copy is erased, the tenant is served on shard 0 again, nothing of it changed
@@ -340,6 +423,12 @@ def main() -> None:
     check(all(v > 0 for v in load.reads.values()), f"every tenant was recalled during the load: {load.reads}")
     d = on("router", "SELECT shard, paused, moved_at IS NOT NULL FROM memory_fabric_router.tenants WHERE tenant_id = 'mv_a'")
     check(d == [(1, False, True)], f"the directory says shard 1, unpaused: {d}")
+    check(load.ro_refused > 0 and not load.ro_written,
+          f"capture_review_promote in read-only router transactions: {load.ro_refused} refused with 25006, {len(load.ro_written)} written")
+    got = on("shard1", "SELECT count(*) FROM memory_fabric.candidates WHERE id = ANY(%s)", load.proxy_acked)[0][0]
+    check(load.proxy_acked and got == len(load.proxy_acked),
+          f"every write from a read-only transaction that reached a shard (the proxy called directly) is on shard 1 "
+          f"({got}/{len(load.proxy_acked)})")
 
     # 3. nothing acknowledged lost, nothing duplicated
     cids = [a[1] for a in load.acked]
@@ -429,7 +518,7 @@ def main() -> None:
     left = census(0, "mv_a")
     guards = on("shard0", "SELECT count(*) FILTER (WHERE tgenabled = 'A'), count(*) FROM pg_trigger WHERE tgname LIKE 'guard\\_%%' "
                 "AND tgrelid::regclass::text LIKE 'memory_fabric.%%'")[0]
-    check(left == 0 and sum(er.values()) >= a_src_count and guards[0] == guards[1] == 30,
+    check(left == 0 and sum(er.values()) >= a_src_count and guards[0] == guards[1] >= 30,
           f"erase_moved_copy: {sum(er.values())} rows erased on shard 0, {left} left; guards enabled always: {guards}")
     try:
         on("shard0", "DELETE FROM memory_fabric.events WHERE tenant_id = 'mv_b'")
@@ -464,10 +553,43 @@ def main() -> None:
           f"moved back to shard 0 with erase_old: shard 1 holds nothing of mv_a, shard 0 {census(0, 'mv_a')} rows")
     check(got == len(cids) and not any(load.errors.values()), f"every write acknowledged during the second move is on shard 0 "
           f"({got}/{len(cids)}; errors {load.errors})")
+    got = on("shard0", "SELECT count(*) FROM memory_fabric.candidates WHERE id = ANY(%s)", load.proxy_acked)[0][0]
+    check(got == len(load.proxy_acked) and load.ro_refused > 0 and not load.ro_written,
+          f"... and every write of a read-only transaction through the proxy ({got}/{len(load.proxy_acked)}); "
+          f"{load.ro_refused} refused through the router function")
     again = recall_as_of(instants)
     check(again == before, "recall as of the past instants: still the same rows after the second move")
     for t in ("mv_b", "mv_c"):
         check(digest(PLACE[t], t) == others[t], f"{t}: still untouched")
+
+    # 10. moved 8 times with erase_old while three clients write from read-only router transactions
+    #     through the proxy (the issue's load), a writer runs the pipeline and readers read
+    with conn() as c:
+        c.execute("INSERT INTO memory_fabric_router.tenants (tenant_id, shard) VALUES ('mv_e', 0) ON CONFLICT DO NOTHING")
+        c.execute("SELECT memory_fabric.grant_tenant('fl_agent', 'mv_e')")
+    pipeline("mv_e", "Mv_e starts on shard 0.", "cus_0")
+    reps, errs = [], []
+    with Load("mv_e", proxies=3) as load:
+        time.sleep(0.5)
+        for i in range(8):
+            try:
+                reps.append(move("mv_e", (i + 1) % 2, erase_old=True))
+            except psycopg.Error as x:
+                errs.append(describe(x))
+            time.sleep(0.3)
+    final = on("router", "SELECT shard FROM memory_fabric_router.tenants WHERE tenant_id = 'mv_e'")[0][0]
+    print(f"# mv_e: {load.summary()}; paused {[r['paused_ms'] for r in reps]} ms", flush=True)
+    check(not errs and len(reps) == 8 and all(r["moved"] and "erased" in r for r in reps),
+          f"mv_e moved 8 times with erase_old under load, every move completed ({errs[:2]})")
+    ids = [a[1] for a in load.acked] + load.proxy_acked
+    mids = [a[2] for a in load.acked if a[2]]
+    got = on(f"shard{final}", "SELECT count(*) FROM memory_fabric.candidates WHERE id = ANY(%s)", ids)[0][0]
+    got_m = on(f"shard{final}", "SELECT count(*) FROM memory_fabric.promoted_memory WHERE id = ANY(%s)", mids)[0][0]
+    check(got == len(ids) and got_m == len(mids) and census(1 - final, "mv_e") == 0,
+          f"every acknowledged write is on shard {final} ({got}/{len(ids)} candidates, {got_m}/{len(mids)} memories), "
+          f"nothing on shard {1 - final}")
+    check(load.ro_refused > 0 and not load.ro_written and not any(load.errors.values()),
+          f"read-only transactions wrote nothing through the router function ({load.ro_refused} refused); errors {load.errors}")
 
     print(f"# {'FAILED: ' + str(len(failures)) if failures else 'all passed'}")
     sys.exit(1 if failures else 0)

@@ -219,10 +219,16 @@ def main() -> None:
     check(n == 0 and not pin, f"globex on shard 0: {n} rows; the pin does not outlive the call ({pin!r})")
 
     # 9. a shard that is down: a clear error naming no other tenant; the other shard keeps serving
-    # a hostile router role cannot stall a tenant's calls: the gates are rows it may not lock, and
-    # the advisory lock key an earlier design used means nothing now
-    e = error_of("fl_agent_a", "SELECT 1 FROM memory_fabric_router.gates FOR UPDATE")
-    check(e is not None and e.sqlstate == "42501", f"a role may not lock the gates itself: {describe(e)}")
+    # a hostile role cannot stall a tenant's calls: the gates are views on the shards it may not
+    # lock (tests/fleet/test_gates.py), and the advisory lock keys of an earlier design mean nothing
+    try:
+        with conn("shard0", "fl_agent_a") as c:
+            c.execute("BEGIN")
+            c.execute("LOCK TABLE memory_fabric_shard.gate_0 IN ROW SHARE MODE")
+        e = None
+    except psycopg.Error as x:
+        e = x
+    check(e is not None and e.sqlstate == "42501", f"a role may not lock a shard's gate itself: {describe(e)}")
     blocker = conn("router", "fl_agent_a")
     blocker.autocommit = True
     blocker.execute("SELECT pg_advisory_lock(1296452178, hashtext('acme'))")
