@@ -25,14 +25,16 @@
 # --ha (router/HA.md, router/DESIGN.md §8): each shard K is a pg_auto_failover group instead of one
 # instance (scripts/fleet_ha.sh), under $MF_FLEET_DIR/ha with ports relative to $MF_FLEET_PORT:
 #   router       port $MF_FLEET_PORT (Unix socket only, as above)
-#   monitor      port $MF_FLEET_PORT+1            (127.0.0.1)
-#   shardK-a/-b  ports $MF_FLEET_PORT+2+2K, +3+2K  (127.0.0.1; either may be the primary)
-# The router's partition pK lists both nodes of group K with target_session_attrs=read-write
-# (mf_ha_conninfo), so it follows a failover. The extensions are created on each group's primary
-# and replicate to its secondary; so do roles and grants: create an application role on the router
-# and on every group's primary (`scripts/fleet.sh psql shardK` reaches the primary). The mode is
-# recorded in $MF_FLEET_DIR/mode: later start/stop/status/psql/env follow it; a plain fleet never
-# becomes an HA one or back. `psql shardK-a|shardK-b` reaches one node, a standby too.
+#   monitor      port $MF_FLEET_PORT+1
+#   shardK-a/-b  ports $MF_FLEET_PORT+2+2K, +3+2K  (either may be the primary)
+# Their sockets are in $MF_FLEET_DIR/ha/sock (0700, as above), which clients and the router use;
+# on 127.0.0.1 only pg_auto_failover's own roles connect, with TLS and passwords generated into
+# $MF_FLEET_DIR/ha/secrets/pgpass (0600). The router's partition pK lists both nodes' sockets of
+# group K with target_session_attrs=read-write (mf_ha_conninfo), so it follows a failover. The
+# extensions are created on each group's primary and replicate to its secondary; so do roles and
+# grants (`roles` copies the router's roles to each group's primary). The mode is recorded in
+# $MF_FLEET_DIR/mode: later start/stop/status/psql/env follow it; a plain fleet never becomes an
+# HA one or back. `psql shardK-a|shardK-b` reaches one node, a standby too.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -46,6 +48,7 @@ fi
 LOG=$MF_FLEET_DIR/log
 # the pg_auto_failover groups of an --ha fleet: never the defaults of scripts/fleet_ha.sh's command
 MF_HA_DIR=$MF_FLEET_DIR/ha
+MF_HA_SOCK=$MF_HA_DIR/sock
 MF_HA_PORT=$(( MF_FLEET_PORT + 1 ))
 MF_HA_DB=$MF_FLEET_DB
 # shellcheck source=fleet_ha.sh
@@ -320,6 +323,6 @@ case "$cmd" in
   psql) node=${1:?psql needs a node: router or shardK}; shift; node_psql "$node" "$MF_FLEET_DB" "$@" ;;
   env) printf 'export MF_FLEET_DIR=%q MF_FLEET_SOCK=%q MF_FLEET_PORT=%q MF_FLEET_DB=%q\n' \
          "$MF_FLEET_DIR" "$MF_FLEET_SOCK" "$MF_FLEET_PORT" "$MF_FLEET_DB"
-       if is_ha; then printf 'export MF_FLEET_HA=1 MF_HA_DIR=%q MF_HA_PORT=%q MF_HA_DB=%q\n' "$MF_HA_DIR" "$MF_HA_PORT" "$MF_HA_DB"; fi ;;
+       if is_ha; then printf 'export MF_FLEET_HA=1 MF_HA_DIR=%q MF_HA_PORT=%q MF_HA_DB=%q MF_HA_SOCK=%q\n' "$MF_HA_DIR" "$MF_HA_PORT" "$MF_HA_DB" "$MF_HA_SOCK"; fi ;;
   *) echo "usage: $0 start [--ha] [--shards N] | stop | status | roles | psql NODE [args] | env" >&2; exit 2 ;;
 esac

@@ -15,8 +15,23 @@
 # Each group's database ($MF_HA_DB, default memory_fabric) holds `memory_fabric` (created on the
 # primary; the secondary gets it by replication). State under DIR (default $MF_STATE/fleet-ha):
 # monitor/, shardK-a/, shardK-b/ (PGDATA), log/ (one log per pg_autoctl service), config/, share/,
-# run/ (pg_autoctl's XDG directories, so nothing is written to the postgres user's home).
-# Authentication: trust, TCP on 127.0.0.1 only (listen_addresses), no password anywhere.
+# run/ (pg_autoctl's XDG directories, so nothing is written to the postgres user's home), sock/
+# and secrets/ (below).
+# Authentication, as closed as the plain fleet (router/HA.md "Authentication"):
+#   * Unix sockets in DIR/sock, a directory of mode 0700 owned by the OS user running the nodes:
+#     `local all all trust` there lets only that user (the router's server is one) and root in.
+#     Clients, the router included, use the sockets (mf_ha_conninfo).
+#   * TCP (127.0.0.1 only) carries what pg_auto_failover needs between the monitor and the nodes
+#     and nothing else: TLS (self-signed certificates, --ssl-self-signed) and scram-sha-256 for its
+#     three roles (autoctl_node on the monitor; pgautofailover_replicator, replication and
+#     pg_rewind, and pgautofailover_monitor, health checks, on the nodes); no other role, the
+#     superuser included, has a pg_hba.conf entry on TCP. pg_hba.conf is ours (--skip-pg-hba): each
+#     data directory that starts a group (and the monitor's) is made by initdb here with it and the
+#     socket directory, before pg_autoctl adopts it; a secondary copies both by pg_basebackup.
+#   * The passwords are generated once into DIR/secrets/pgpass (mode 0600, in a 0700 directory),
+#     which every pg_autoctl and server finds through PGPASSFILE (the postmaster passes it to the
+#     walreceiver and the health checks); the roles get their SCRAM verifiers by SQL on a socket,
+#     from a pipe. No password is on a command line, in an environment or in a log.
 # As root, pg_autoctl and postgres run as the postgres OS user.
 # Idempotent: start creates what is missing and runs what is stopped; stop stops what runs.
 
@@ -27,6 +42,19 @@ MF_HA_DIR=${MF_HA_DIR:-$MF_STATE/fleet-ha}
 MF_HA_PORT=${MF_HA_PORT:-26500}   # below the ephemeral port range (32768 up): the nodes listen on TCP
 MF_HA_DB=${MF_HA_DB:-memory_fabric}
 MF_HA_HOST=${MF_HA_HOST:-127.0.0.1}
+# the nodes' Unix sockets (owner-only) and the generated passwords, under DIR (again when --base
+# changes it); MF_HA_SOCK set by the caller is kept
+MF_HA_SOCK_GIVEN=${MF_HA_SOCK:-}
+mf_ha_paths() {
+  MF_HA_SOCK=${MF_HA_SOCK_GIVEN:-$MF_HA_DIR/sock}
+  if [ $(( ${#MF_HA_SOCK} + 20 )) -gt 100 ]; then
+    MF_HA_SOCK=/tmp/memory_fabric-ha-$MF_HA_PORT
+  fi
+  MF_HA_PGPASS=$MF_HA_DIR/secrets/pgpass
+}
+mf_ha_paths
+# pg_auto_failover's roles, each with a generated password (TLS + scram-sha-256 on TCP)
+MF_HA_ROLES="autoctl_node pgautofailover_replicator pgautofailover_monitor"
 # How long a client waits for one host of a group before trying the other (libpq connect_timeout).
 MF_HA_CONNECT_TIMEOUT=${MF_HA_CONNECT_TIMEOUT:-2}
 # Failover timing (router/HA.md): the monitor's health checks and timeouts (ms), and each keeper's
@@ -46,23 +74,19 @@ mf_ha_port() {  # monitor | K a|b
   echo $(( MF_HA_PORT + 1 + 2 * $1 + $([ "$2" = b ] && echo 1 || echo 0) ))
 }
 mf_ha_pgdata() { if [ "$1" = monitor ]; then echo "$MF_HA_DIR/monitor"; else echo "$MF_HA_DIR/shard$1-$2"; fi; }
-mf_ha_monitor_uri() { echo "postgres://autoctl_node@$MF_HA_HOST:$(mf_ha_port monitor)/pg_auto_failover?sslmode=disable"; }
+# pg_autoctl's connection to the monitor: TCP, TLS, the password from PGPASSFILE (never in the URI)
+mf_ha_monitor_uri() { echo "postgres://autoctl_node@$MF_HA_HOST:$(mf_ha_port monitor)/pg_auto_failover?sslmode=require"; }
 
-# Group K's connection string, libpq key=value form: both nodes, and only the read-write one is
-# taken. This is what a PL/Proxy partition (p<K>) lists; psql, psycopg and the MCP server take it too.
+# Group K's connection string, libpq key=value form: both nodes' sockets, and only the read-write
+# one is taken. This is what a PL/Proxy partition (p<K>) lists; psql and psycopg take it too, as the
+# OS user that runs the nodes (or root).
 mf_ha_conninfo() {  # K [dbname]
   local k=$1 db=${2:-$MF_HA_DB}
   printf 'host=%s,%s port=%s,%s dbname=%s target_session_attrs=read-write connect_timeout=%s' \
-    "$MF_HA_HOST" "$MF_HA_HOST" "$(mf_ha_port "$k" a)" "$(mf_ha_port "$k" b)" "$db" "$MF_HA_CONNECT_TIMEOUT"
-}
-# The same as a URI (what `pg_autoctl show uri --formation shardK` prints, without sslmode).
-mf_ha_uri() {
-  local k=$1
-  printf 'postgres://%s:%s,%s:%s/%s?target_session_attrs=read-write&connect_timeout=%s' \
-    "$MF_HA_HOST" "$(mf_ha_port "$k" a)" "$MF_HA_HOST" "$(mf_ha_port "$k" b)" "$MF_HA_DB" "$MF_HA_CONNECT_TIMEOUT"
+    "$MF_HA_SOCK" "$MF_HA_SOCK" "$(mf_ha_port "$k" a)" "$(mf_ha_port "$k" b)" "$db" "$MF_HA_CONNECT_TIMEOUT"
 }
 # One node, directly (a standby too): for hot-standby reads and checks.
-mf_ha_node_conninfo() { printf 'host=%s port=%s dbname=%s connect_timeout=%s' "$MF_HA_HOST" "$(mf_ha_port "$1" "$2")" "${3:-$MF_HA_DB}" "$MF_HA_CONNECT_TIMEOUT"; }
+mf_ha_node_conninfo() { printf 'host=%s port=%s dbname=%s connect_timeout=%s' "$MF_HA_SOCK" "$(mf_ha_port "$1" "$2")" "${3:-$MF_HA_DB}" "$MF_HA_CONNECT_TIMEOUT"; }
 
 # pg_autoctl as the postgres OS user (as root), with a clean environment: its configuration and
 # state files go under the base directory (XDG_*), and PATH finds PostgreSQL 15's pg_ctl.
@@ -71,7 +95,7 @@ mf_ha_env() {
   mf_is_root && home=$(getent passwd postgres | cut -d: -f6)
   env -i PATH="$MF_PG_BINDIR:/usr/local/bin:/usr/bin:/bin" HOME="$home" LANG=C.UTF-8 \
     XDG_CONFIG_HOME="$MF_HA_DIR/config" XDG_DATA_HOME="$MF_HA_DIR/share" XDG_RUNTIME_DIR="$MF_HA_DIR/run" \
-    PG_CONFIG="$MF_PG_CONFIG" "$@"
+    PG_CONFIG="$MF_PG_CONFIG" PGHOST="$MF_HA_SOCK" PGPASSFILE="$MF_HA_PGPASS" "$@"
 }
 MF_HA_RUNUSER=$(command -v runuser || echo /usr/sbin/runuser)
 mf_ha_as_pg() { if mf_is_root; then (cd / && mf_ha_env "$MF_HA_RUNUSER" -u postgres -- "$@"); else (cd / && mf_ha_env "$@"); fi; }
@@ -85,7 +109,7 @@ mf_ha_psql() {  # conninfo, psql args… (as postgres, the superuser)
   local ci=$1; shift
   "$MF_PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 "$ci user=postgres" "$@"
 }
-mf_ha_monitor_sql() { "$MF_PG_BINDIR/psql" -X -At -v ON_ERROR_STOP=1 "host=$MF_HA_HOST port=$(mf_ha_port monitor) dbname=pg_auto_failover user=postgres connect_timeout=2" -c "$1"; }
+mf_ha_monitor_sql() { "$MF_PG_BINDIR/psql" -X -At -v ON_ERROR_STOP=1 "host=$MF_HA_SOCK port=$(mf_ha_port monitor) dbname=pg_auto_failover user=postgres connect_timeout=2" -c "$1"; }
 
 mf_ha_packages() {
   command -v pg_autoctl >/dev/null && [ -f "$("$MF_PG_CONFIG" --sharedir)/extension/pgautofailover.control" ] && return
@@ -95,13 +119,88 @@ mf_ha_packages() {
 }
 
 mf_ha_prepare_dirs() {
-  mkdir -p "$MF_HA_DIR/log" "$MF_HA_DIR/config" "$MF_HA_DIR/share" "$MF_HA_DIR/run"
-  chmod 700 "$MF_HA_DIR/run"
+  mkdir -p "$MF_HA_DIR/log" "$MF_HA_DIR/config" "$MF_HA_DIR/share" "$MF_HA_DIR/run" "$MF_HA_DIR/secrets" "$MF_HA_SOCK"
+  chmod 700 "$MF_HA_DIR/run" "$MF_HA_DIR/secrets" "$MF_HA_SOCK"
   if mf_is_root; then
-    chown postgres:postgres "$MF_HA_DIR" "$MF_HA_DIR/log" "$MF_HA_DIR/config" "$MF_HA_DIR/share" "$MF_HA_DIR/run"
+    chown postgres:postgres "$MF_HA_DIR" "$MF_HA_DIR/log" "$MF_HA_DIR/config" "$MF_HA_DIR/share" "$MF_HA_DIR/run" \
+      "$MF_HA_DIR/secrets" "$MF_HA_SOCK"
     runuser -u postgres -- test -w "$MF_HA_DIR" ||
       mf_die "the postgres user cannot write $MF_HA_DIR; pass --base (or set MF_HA_DIR) to a directory it can use"
   fi
+}
+
+# The passwords of pg_auto_failover's roles, generated once (libpq's password file format). A
+# fleet made before them (trust on 127.0.0.1) is refused: it must be purged, not patched.
+mf_ha_secrets() {
+  if [ -f "$MF_HA_PGPASS" ]; then return; fi
+  if [ -f "$(mf_ha_pgdata monitor)/PG_VERSION" ]; then
+    mf_die "$MF_HA_DIR was made with trust authentication on 127.0.0.1: stop it and remove it (scripts/fleet_ha.sh stop --purge), then start again"
+  fi
+  local tmp=$MF_HA_PGPASS.new
+  (umask 077; python3 - $MF_HA_ROLES >"$tmp" <<'GEN'
+import secrets, sys
+for role in sys.argv[1:]:
+    print(f"*:*:*:{role}:{secrets.token_urlsafe(24)}")
+GEN
+  )
+  if mf_is_root; then chown postgres:postgres "$tmp"; fi
+  mv "$tmp" "$MF_HA_PGPASS"
+  mf_log "passwords of $MF_HA_ROLES generated in $MF_HA_PGPASS (mode 0600)"
+}
+
+# The SCRAM verifier of a role's password in the password file, computed here: the statement that
+# sets it carries no password.
+mf_ha_verifier() {  # role
+  python3 - "$MF_HA_PGPASS" "$1" <<'GEN'
+import base64, hashlib, hmac, os, sys
+path, role = sys.argv[1:3]
+pw = next(l.rstrip("\n").split(":", 4)[4] for l in open(path) if l.split(":")[3] == role)
+salt, rounds = os.urandom(16), 4096
+salted = hashlib.pbkdf2_hmac("sha256", pw.encode(), salt, rounds)
+client = hmac.new(salted, b"Client Key", "sha256").digest()
+b64 = lambda x: base64.b64encode(x).decode()
+print(f"SCRAM-SHA-256${rounds}:{b64(salt)}${b64(hashlib.sha256(client).digest())}:"
+      f"{b64(hmac.new(salted, b'Server Key', 'sha256').digest())}")
+GEN
+}
+
+# Sets the passwords of roles on a node (through its socket) unless they already work over TCP.
+mf_ha_passwords() {  # port db role…
+  local port=$1 db=$2 role; shift 2
+  for role in "$@"; do
+    if mf_ha_as_pg "$MF_PG_BINDIR/psql" -X -w -At "host=$MF_HA_HOST port=$port dbname=$db user=$role sslmode=require connect_timeout=2" \
+         -c "SELECT 1" >/dev/null 2>&1; then continue; fi
+    printf "ALTER ROLE %s PASSWORD '%s';\n" "$role" "$(mf_ha_verifier "$role")" |
+      "$MF_PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 "host=$MF_HA_SOCK port=$port dbname=postgres user=postgres" >/dev/null ||
+      mf_die "port $port: could not set the password of $role"
+  done
+}
+
+# A data directory made here, before pg_autoctl adopts it (the monitor's, or a group's first node):
+# its sockets in DIR/sock, and a pg_hba.conf with no trust on TCP. A group's second node copies both.
+mf_ha_initdb() {  # pgdata monitor|node
+  local d=$1 kind=$2 log
+  [ -f "$d/PG_VERSION" ] && return
+  log=$MF_HA_DIR/log/$(basename "$d")-initdb.log
+  mkdir -p "$d"
+  if mf_is_root; then chown postgres:postgres "$d"; fi
+  chmod 700 "$d"
+  mf_as_pg "$MF_PG_BINDIR/initdb" -D "$d" -U postgres -E UTF8 --locale=C.UTF-8 --auth-local=trust --auth-host=reject \
+    >"$log" 2>&1 || { cat "$log" >&2; mf_die "$d: initdb failed"; }
+  echo "unix_socket_directories = '$MF_HA_SOCK'" | mf_as_pg tee -a "$d/postgresql.conf" >/dev/null
+  {
+    echo "# memory_fabric fleet (scripts/fleet_ha.sh); pg_autoctl does not edit this file (--skip-pg-hba)."
+    echo "# Sockets: in $MF_HA_SOCK, which only the nodes' OS user can enter."
+    echo "local all all trust"
+    echo "# TCP: TLS and a password, for pg_auto_failover's roles only; nothing else, the superuser included."
+    if [ "$kind" = monitor ]; then
+      echo "hostssl pg_auto_failover autoctl_node $MF_HA_HOST/32 scram-sha-256"
+    else
+      echo "hostssl replication pgautofailover_replicator $MF_HA_HOST/32 scram-sha-256"
+      echo "hostssl all pgautofailover_replicator $MF_HA_HOST/32 scram-sha-256"
+      echo "hostssl all pgautofailover_monitor $MF_HA_HOST/32 scram-sha-256"
+    fi
+  } | mf_as_pg tee "$d/pg_hba.conf" >/dev/null
 }
 
 # Is pg_autoctl running for this PGDATA? Its supervisor's pid file names a live process. (Not
@@ -149,8 +248,9 @@ mf_ha_start_monitor() {
   if [ ! -f "$d/PG_VERSION" ] || ! [ -f "$MF_HA_DIR/config/pg_autoctl$d/pg_autoctl.cfg" ]; then
     mf_log "monitor: pg_autoctl create monitor on port $(mf_ha_port monitor)"
     local t0=$SECONDS
+    mf_ha_initdb "$d" monitor
     mf_ha_autoctl create monitor --pgdata "$d" --pgctl "$MF_PG_BINDIR/pg_ctl" --pgport "$(mf_ha_port monitor)" \
-      --hostname "$MF_HA_HOST" --auth trust --no-ssl >>"$MF_HA_DIR/log/monitor-create.log" 2>&1 ||
+      --hostname "$MF_HA_HOST" --skip-pg-hba --ssl-self-signed >>"$MF_HA_DIR/log/monitor-create.log" 2>&1 ||
       { tail -n 20 "$MF_HA_DIR/log/monitor-create.log" >&2; mf_die "monitor: create failed"; }
     mf_log "monitor: created in $(( SECONDS - t0 ))s"
   fi
@@ -169,6 +269,7 @@ mf_ha_start_monitor() {
     sleep 0.2
   done
   mf_ha_monitor_sql "SELECT pg_reload_conf()" >/dev/null || mf_die "monitor: not reachable on port $(mf_ha_port monitor)"
+  mf_ha_passwords "$(mf_ha_port monitor)" pg_auto_failover autoctl_node
 }
 
 # The nodes of formation shardK as "name reportedstate goalstate" lines.
@@ -197,9 +298,13 @@ mf_ha_create_node() {  # K a|b
   if [ -f "$d/PG_VERSION" ] && [ "$registered" = 1 ] && ! [ -f "$MF_HA_DIR/share/pg_autoctl$d/pg_autoctl.init" ]; then return; fi
   mf_log "$name: pg_autoctl create postgres on port $(mf_ha_port "$k" "$m") (formation shard$k)"
   local t0=$SECONDS
+  # the group's first node starts from a data directory made here; a later one is a base backup
+  if [ -z "$(mf_ha_monitor_sql "SELECT 1 FROM pgautofailover.node WHERE formationid = 'shard$k' AND nodename <> '$name'")" ]; then
+    mf_ha_initdb "$d" node
+  fi
   mf_ha_autoctl create postgres --pgdata "$d" --pgctl "$MF_PG_BINDIR/pg_ctl" --pgport "$(mf_ha_port "$k" "$m")" \
-    --listen "$MF_HA_HOST" --hostname "$MF_HA_HOST" --name "$name" --formation "shard$k" \
-    --monitor "$(mf_ha_monitor_uri)" --dbname "$MF_HA_DB" --auth trust --no-ssl \
+    --pghost "$MF_HA_SOCK" --listen "$MF_HA_HOST" --hostname "$MF_HA_HOST" --name "$name" --formation "shard$k" \
+    --monitor "$(mf_ha_monitor_uri)" --dbname "$MF_HA_DB" --skip-pg-hba --ssl-self-signed \
     --replication-quorum true --candidate-priority 50 >>"$MF_HA_DIR/log/$name-create.log" 2>&1 ||
     { tail -n 30 "$MF_HA_DIR/log/$name-create.log" >&2; mf_die "$name: create failed"; }
   mf_log "$name: created in $(( SECONDS - t0 ))s"
@@ -235,6 +340,13 @@ mf_ha_start_group() {  # K
     mf_ha_start_node "$k" a
     [ -f "$(mf_ha_pgdata "$k" b)/PG_VERSION" ] || mf_ha_wait_states "$k" single 120 || mf_die "shard$k-a: did not become single"
   fi
+  # replication (the second node's base backup included) and health checks authenticate with the
+  # generated passwords: set on the primary (they replicate)
+  local p; p=$(mf_ha_primary "$k")
+  if [ -n "$p" ]; then
+    mf_ha_wait_ready "$(mf_ha_port "$k" "${p##*-}")" || mf_die "$p: not accepting connections"
+    mf_ha_passwords "$(mf_ha_port "$k" "${p##*-}")" postgres pgautofailover_replicator pgautofailover_monitor
+  fi
   mf_ha_start_node "$k" b
   mf_ha_wait_states "$k" "primary secondary" 180 || mf_die "shard$k: no primary and secondary"
   mf_log "shard$k: primary and secondary up ($(( SECONDS - t0 ))s)"
@@ -249,6 +361,16 @@ mf_ha_start_group() {  # K
   fi
 }
 
+# Wait until a node's server accepts connections on its socket (pg_autoctl restarts it as it goes).
+mf_ha_wait_ready() {  # port
+  local i
+  for ((i = 0; i < 150; i++)); do
+    "$MF_PG_BINDIR/psql" -X -At "host=$MF_HA_SOCK port=$1 dbname=postgres user=postgres connect_timeout=2" -c "SELECT 1" >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  mf_log "port $1: the server does not accept connections"; return 1
+}
+
 mf_ha_groups() { mf_ha_monitor_sql "SELECT substr(formationid, 6) FROM pgautofailover.formation WHERE formationid ~ '^shard[0-9]+$' ORDER BY substr(formationid, 6)::int" 2>/dev/null; }
 mf_ha_group_count() { cat "$MF_HA_DIR/groups" 2>/dev/null || echo 0; }
 
@@ -261,6 +383,7 @@ mf_ha_start() {  # N
   [ -f "$("$MF_PG_CONFIG" --sharedir)/extension/memory_fabric.control" ] ||
     mf_die "memory_fabric is not installed (cargo pgrx install --release, see README)"
   mf_ha_prepare_dirs
+  mf_ha_secrets
   local t0=$SECONDS k
   mf_ha_start_monitor
   echo "$n" > "$MF_HA_DIR/groups"
@@ -294,6 +417,7 @@ mf_ha_stop() {  # [--purge]
     case $MF_HA_DIR in /|"") mf_die "refusing to remove '$MF_HA_DIR'" ;; esac
     mf_log "removing $MF_HA_DIR"
     rm -rf "$MF_HA_DIR"
+    case $MF_HA_SOCK in "$MF_HA_DIR"/*) ;; /tmp/memory_fabric-ha-*) rm -rf "$MF_HA_SOCK" ;; esac
   fi
 }
 mf_ha_wait_stopped() {  # pgdata name
@@ -547,6 +671,7 @@ mf_ha_main() {
       *) args+=("$1"); shift ;;
     esac
   done
+  mf_ha_paths
   case $cmd in
     start) mf_ha_start "$groups" ;;
     stop) mf_ha_stop $purge ;;

@@ -28,6 +28,7 @@ ROUTER_PORT = int(os.environ["MF_FLEET_PORT"])
 DB = os.environ.get("MF_FLEET_DB", "memory_fabric")
 HA_DIR = os.environ["MF_HA_DIR"]
 HA_PORT = int(os.environ["MF_HA_PORT"])
+HA_SOCK = os.environ["MF_HA_SOCK"]       # the nodes' sockets: the only way in for roles
 ROOT = os.environ["MF_ROOT"]
 SUPER = os.environ.get("MF_PGUSER", "postgres")
 LIMIT = float(os.environ.get("MF_FAILOVER_LIMIT_S", "60"))
@@ -49,7 +50,7 @@ def node_port(k: int, m: str) -> int:
 
 
 def group_dsn(k: int, user: str = SUPER) -> str:
-    return (f"host=127.0.0.1,127.0.0.1 port={node_port(k, 'a')},{node_port(k, 'b')} dbname={DB} "
+    return (f"host={HA_SOCK},{HA_SOCK} port={node_port(k, 'a')},{node_port(k, 'b')} dbname={DB} "
             f"target_session_attrs=read-write connect_timeout=2 user={user}")
 
 
@@ -58,7 +59,7 @@ def router(user: str = SUPER) -> psycopg.Connection:
 
 
 def monitor_sql(sql: str) -> list[tuple]:
-    with psycopg.connect(f"host=127.0.0.1 port={HA_PORT} dbname=pg_auto_failover user={SUPER} connect_timeout=2",
+    with psycopg.connect(f"host={HA_SOCK} port={HA_PORT} dbname=pg_auto_failover user={SUPER} connect_timeout=2",
                          autocommit=True) as c:
         return c.execute(sql).fetchall()
 
@@ -89,13 +90,14 @@ def pinned(c: psycopg.Connection, tenant: str, sql: str, *args: Any) -> list[tup
 
 
 def setup() -> None:
-    # roles on the router and on every group's primary (they replicate to its secondary)
-    dsns = [dict(host=SOCK, port=ROUTER_PORT, user=SUPER, dbname=DB)] + [dict(conninfo=group_dsn(k)) for k in (0, 1)]
-    for d in dsns:
-        with psycopg.connect(autocommit=True, **d) as c:
-            for role, member in ROLES.items():
-                if not c.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
-                    c.execute(f"CREATE ROLE {role} LOGIN IN ROLE {member}")
+    # roles made on the router, copied to every group's primary (they replicate to its secondary)
+    with router() as c:
+        for role, member in ROLES.items():
+            if not c.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+                c.execute(f"CREATE ROLE {role} LOGIN IN ROLE {member}")
+        done = c.execute("SELECT shard, action, role_name FROM memory_fabric_router.sync_roles()").fetchall()
+    check(sum(1 for d in done if d[1] == "created") == 2 * len(ROLES),
+          f"the router's roles copied to both groups' primaries ({len(done)} actions)")
     with router() as c:
         for t, s in PLACE.items():
             c.execute("INSERT INTO memory_fabric_router.tenants (tenant_id, shard) VALUES (%s, %s) "
@@ -248,7 +250,7 @@ def main() -> None:
     got: Any = None
     for _ in range(50):
         try:
-            with psycopg.connect(host="127.0.0.1", port=node_port(k, standby), dbname=DB, user="fo_agent",
+            with psycopg.connect(host=HA_SOCK, port=node_port(k, standby), dbname=DB, user="fo_agent",
                                  connect_timeout=2, autocommit=True) as c:
                 rows = pinned(c, "fo_t0", "SELECT pg_is_in_recovery(), r.memory_id FROM "
                               "memory_fabric.recall('fo_t0', 'support', user_id => %s) r", probe)
@@ -274,7 +276,7 @@ def main() -> None:
                     c.execute("SELECT set_config('memory_fabric.tenant_id', 'fo_t0', true)")
                     got = [str(r[0]) for r in c.execute(
                         "SELECT memory_id FROM memory_fabric.recall('fo_t0', 'support', user_id => %s)", (probe,))]
-                with psycopg.connect(host="127.0.0.1", port=node_port(k, standby), dbname=DB, user=SUPER,
+                with psycopg.connect(host=HA_SOCK, port=node_port(k, standby), dbname=DB, user=SUPER,
                                      autocommit=True) as s:
                     on_standby = s.execute("SELECT count(*) FROM pg_stat_activity WHERE usename = 'fo_agent'").fetchone()[0]
             if mid in got and on_standby > 0:
@@ -285,6 +287,19 @@ def main() -> None:
     check(isinstance(got, list) and mid in got and on_standby > 0,
           f"recall through the router with read_from = standby finds it, served by shard{k}-{standby} "
           f"({on_standby} fo_agent connection(s) there; {got})")
+    # ... from a read-only router transaction too (an ORM's read-only session); a write there is refused
+    with router("fo_agent") as c:
+        c.execute("SET default_transaction_read_only = on")
+        c.execute("SET memory_fabric_router.read_from = 'standby'")
+        c.execute("SET memory_fabric.tenant_id = 'fo_t0'")
+        ro = [str(r[0]) for r in c.execute("SELECT memory_id FROM memory_fabric.recall('fo_t0', 'support', user_id => %s)", (probe,))]
+        try:
+            c.execute("SELECT id FROM memory_fabric.capture_memory('fo_t0', 'Never written.', 'agent', 'INTERNAL')")
+            e = None
+        except psycopg.Error as x:
+            e = x
+    check(mid in ro and e is not None and e.sqlstate == "25006",
+          f"in a read-only router transaction: recall from the standby finds it, a capture is refused ({e.sqlstate if e else None})")
 
     if failures:
         print(f"# {len(failures)} failed", flush=True)
