@@ -46,6 +46,8 @@ export PYTHONPATH=$MF_ROOT/tests/fleet${PYTHONPATH:+:$PYTHONPATH}
 "$MF_PY" "$MF_ROOT/tests/fleet/test_readonly.py" || rc=1
 # no role without a grant holds a tenant's gate or reads the directory (§4, §7)
 "$MF_PY" "$MF_ROOT/tests/fleet/test_gates.py" || rc=1
+# SET ROLE, SESSION AUTHORIZATION, search_path tricks and odd tenant ids still hold
+"$MF_PY" "$MF_ROOT/tests/fleet/test_held.py" || rc=1
 # moving a tenant between the shards under load (router/DESIGN.md §7)
 "$MF_PY" "$MF_ROOT/tests/fleet/test_move.py" || rc=1
 # the router's roles on every shard (§3)
