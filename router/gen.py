@@ -686,12 +686,10 @@ def wrapper_body(f, name: str, args: str, keyed: str, tenant_expr: str, star: st
     shard refused a tenant being moved, give other errors back."""
     decl = f"\n    r {f['rettype']};" if (f["rettyp"] == "c" and not f["retset"] and not f["result"].startswith("TABLE(")) else ""
     ind = " " * 12
-    rw = call_stmt(f, f"_p_{name}", args, ind + ("    " if reads else ""))
+    call = call_stmt(f, f"_p_{name}", args, ind)
     if reads:
         ro = call_stmt(f, f"_pro_{name}", args, ind + "    ")
-        call = f"IF v_ro THEN\n{ind}    {ro}\n{ind}END IF;\n{ind}{call_stmt(f, f'_p_{name}', args, ind)}"
-    else:
-        call = rw
+        call = f"IF v_ro THEN\n{ind}    {ro}\n{ind}END IF;\n{ind}{call}"
     return f"""DECLARE
     v_pin text := memory_fabric_router._pin();
     v_shard integer;
