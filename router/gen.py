@@ -16,8 +16,10 @@ schema memory_fabric (and the batch functions its procedures call):
   shard side   memory_fabric_shard.f(pin text, <f's arguments>)   LANGUAGE sql, SECURITY INVOKER:
                _serve(pin, tenant) (the move's gate and refusal), set_config('memory_fabric.tenant_id',
                pin, true), then memory_fabric.f(...)
-  router side  memory_fabric_router._p_f(shard int, pin text, <f's arguments>)  LANGUAGE plproxy:
-               CLUSTER 'memory_fabric'; RUN ON shard; SELECT memory_fabric_shard.f(pin, ...)
+  router side  memory_fabric_router._p_f(shard int, pin text, intent text, <f's arguments>)  LANGUAGE plproxy:
+               CLUSTER 'memory_fabric'; RUN ON shard;
+               SELECT memory_fabric_shard.f(memory_fabric_shard._intent(pin, intent), ...): the caller's
+               intent pin (memory_fabric.intent_id) set on the shard as the tenant pin is
                and for a read (READS) _pro_f, the same run read-only on the shard
                (memory_fabric_shard._read_only(pin) as the pin argument)
                memory_fabric.f(<f's arguments, defaults and result, unchanged>)  LANGUAGE plpgsql,
@@ -476,6 +478,14 @@ AS $fn$ SELECT NULLIF(pg_catalog.current_setting('memory_fabric.tenant_id', true
 REVOKE ALL ON FUNCTION memory_fabric_router._pin() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric_router._pin() TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 
+-- The intent pin as the extension reads it (memory_fabric.intent_id; unset and empty mean none):
+-- every routed call carries it to the shard.
+CREATE FUNCTION memory_fabric_router._intent_pin() RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$ SELECT NULLIF(pg_catalog.current_setting('memory_fabric.intent_id', true), '') $fn$;
+REVOKE ALL ON FUNCTION memory_fabric_router._intent_pin() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._intent_pin() TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+
 -- The shard of the tenant the transaction is pinned to, read from the pin itself (not from an
 -- argument): what a routed call of a role that is not a superuser may learn of the directory.
 CREATE FUNCTION memory_fabric_router._pinned_shard() RETURNS integer
@@ -766,12 +776,15 @@ REVOKE ALL ON memory_fabric.{rel} FROM PUBLIC;""")
         n = len(types)
         roles = roles_of(f["acl"])
         reads = name in READS
-        pparams = ", ".join(["part_no integer", "pin_value text"] + [f"arg{i} {t}" for i, t in enumerate(types, 1)])
-        psig = ", ".join(["integer", "text"] + types)
+        pparams = ", ".join(["part_no integer", "pin_value text", "intent_value text"]
+                            + [f"arg{i} {t}" for i, t in enumerate(types, 1)])
+        psig = ", ".join(["integer", "text", "text"] + types)
         pres = f["result"]
         allset = name in RUN_ALL or name in STAR_ALL
         cluster = "memory_fabric_router._read_cluster()" if name in STANDBY_READS else "'memory_fabric'"
-        kinds = [("_p_", "pin_value")] + ([("_pro_", "memory_fabric_shard._read_only(pin_value)")] if reads else [])
+        # the shard sets the caller's intent pin (memory_fabric.intent_id) as it sets the tenant's
+        pinned = "memory_fabric_shard._intent(pin_value, intent_value)"
+        kinds = [("_p_", pinned)] + ([("_pro_", f"memory_fabric_shard._read_only({pinned})")] if reads else [])
         for kind, pin in kinds:
             remote_args = ", ".join([pin] + [f"arg{i}" for i in range(1, n + 1)])
             if f["retset"] or f["rettyp"] == "c" or f["result"].startswith("TABLE("):
@@ -802,7 +815,7 @@ $fn$;
 {acl("FUNCTION", f"memory_fabric_router.{all_kind}{name}({psig})", roles)}""")
         pos = call_args(n, 1)
         sep = ", " if n else ""
-        args = f"v_shard, v_pin{sep}{pos}"
+        args = f"v_shard, v_pin, memory_fabric_router._intent_pin(){sep}{pos}"
         if name in RUN_ALL:
             body = run_all_body(f, name, pos, sep, reads)
         else:
@@ -846,7 +859,7 @@ def star_ret(f, all_rows: str) -> str:
 
 def run_all_body(f, name: str, pos: str, sep: str, reads: bool) -> str:
     def call(kind: str) -> str:
-        return f"memory_fabric_router.{kind}{name}(-1, memory_fabric_router._pin(){sep}{pos})"
+        return f"memory_fabric_router.{kind}{name}(-1, memory_fabric_router._pin(), memory_fabric_router._intent_pin(){sep}{pos})"
 
     def ret(kind: str) -> str:
         if name == "my_tenants":
@@ -969,13 +982,14 @@ ROUTER_PIPELINE = r"""
 -- Capture, review and, when review needs no human, promote, in one transaction on the tenant's
 -- shard: what a client does on one node with BEGIN; capture_memory; review_candidate; promote;
 -- COMMIT, which the router cannot keep open across calls (router/DESIGN.md §6). All or nothing.
-CREATE FUNCTION memory_fabric_router._p_capture_review_promote(part_no integer, pin_value text, SIGARGS)
+CREATE FUNCTION memory_fabric_router._p_capture_review_promote(part_no integer, pin_value text, intent_value text, SIGARGS)
 RETURNS TABLE (candidate_id text, status text, reviewer text, resolution text, reason text, memory_id text)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.capture_review_promote(pin_value, p_tenant, p_text, p_source, p_classification,
+    SELECT * FROM memory_fabric_shard.capture_review_promote(memory_fabric_shard._intent(pin_value, intent_value),
+        p_tenant, p_text, p_source, p_classification,
         p_user_id, p_intent_id, p_evidence_refs, p_entity, p_predicate, p_value, p_write_class, p_confidence, p_actor,
         p_metadata);
 $fn$;
@@ -998,7 +1012,8 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
-            RETURN QUERY SELECT * FROM memory_fabric_router._p_capture_review_promote(v_shard, v_pin, $1, $2, $3, $4, $5, $6,
+            RETURN QUERY SELECT * FROM memory_fabric_router._p_capture_review_promote(v_shard, v_pin,
+                memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6,
                 $7, $8, $9, $10, $11, $12, $13, $14);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
@@ -1131,6 +1146,22 @@ REVOKE ALL ON FUNCTION memory_fabric_shard._read_only(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric_shard._read_only(text)
     TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 
+-- Sets the intent the router's caller pinned (memory_fabric.intent_id, 0.20.0: a capture must name
+-- it, a recall that intent or none) for the rest of the shard transaction, and returns the tenant
+-- pin: every routed call passes its pin through it, as _read_only() does. The pin only narrows
+-- what the caller may do; an empty or NULL intent is no pin.
+CREATE FUNCTION memory_fabric_shard._intent(pin text, intent text) RETURNS text
+LANGUAGE plpgsql VOLATILE
+AS $fn$
+BEGIN
+    PERFORM pg_catalog.set_config('memory_fabric.intent_id', coalesce(intent, ''), true);
+    RETURN pin;
+END
+$fn$;
+REVOKE ALL ON FUNCTION memory_fabric_shard._intent(text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_shard._intent(text, text)
+    TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+
 CREATE FUNCTION memory_fabric_shard._move_owner() RETURNS void
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
 AS $fn$
@@ -1143,13 +1174,16 @@ $fn$;
 
 -- The tables of a tenant, in the order a copy inserts them (referenced rows first), and the
 -- key each is read in: scope_versions holds no tenant column, its rows are the scopes (tenant,
--- user) of the tenant's promoted memories; locks and secrets hold nothing of a tenant.
+-- user) of the tenant's promoted memories; locks and secrets hold nothing of a tenant. The audit
+-- chain (memory_fabric 0.20.0) comes first: an event or decision inserted with its link already
+-- there keeps it, so the chain arrives as it was and the next write continues it.
 CREATE FUNCTION memory_fabric_shard.move_tables() RETURNS TABLE (ord integer, tbl text, key text)
 LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp
 AS $fn$
-VALUES (1, 'policies', 'version'), (2, 'embedding_models', 'model'), (3, 'consents', 'id'), (4, 'candidates', 'id'),
-       (5, 'reviews', 'id'), (6, 'decisions', 'id'), (7, 'promoted_memory', 'id'), (8, 'tenant_grants', 'id'),
-       (9, 'events', 'id'), (10, 'recall_log', 'id'), (11, 'scope_versions', 'key')
+VALUES (1, 'audit_heads', 'tenant_id'), (2, 'audit_chain', 'seq'), (3, 'policies', 'version'),
+       (4, 'embedding_models', 'model'), (5, 'consents', 'id'), (6, 'candidates', 'id'), (7, 'reviews', 'id'),
+       (8, 'decisions', 'id'), (9, 'promoted_memory', 'id'), (10, 'tenant_grants', 'id'), (11, 'events', 'id'),
+       (12, 'recall_log', 'id'), (13, 'scope_versions', 'key')
 $fn$;
 
 CREATE FUNCTION memory_fabric_shard._move_where(tbl text, tenant text) RETURNS text
@@ -1437,7 +1471,8 @@ BEGIN
     END IF;
     SELECT pg_catalog.array_agg(DISTINCT memory_fabric._scope_version_key(p.tenant_id, p.user_id)) INTO keys
     FROM memory_fabric.promoted_memory p WHERE p.tenant_id = tenant;
-    FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m WHERE m.tbl <> 'scope_versions' ORDER BY m.ord LOOP
+    -- (audit_heads, the chain's newest link, is updated by every write and carries no guard)
+    FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m WHERE m.tbl NOT IN ('scope_versions', 'audit_heads') ORDER BY m.ord LOOP
         EXECUTE pg_catalog.format('ALTER TABLE memory_fabric.%I DISABLE TRIGGER guard_delete', t.tbl);
     END LOOP;
     FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m WHERE m.tbl <> 'scope_versions' ORDER BY m.ord DESC LOOP
@@ -1445,7 +1480,7 @@ BEGIN
         GET DIAGNOSTICS n = ROW_COUNT;
         out := out || pg_catalog.jsonb_build_object(t.tbl, n);
     END LOOP;
-    FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m WHERE m.tbl <> 'scope_versions' ORDER BY m.ord LOOP
+    FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m WHERE m.tbl NOT IN ('scope_versions', 'audit_heads') ORDER BY m.ord LOOP
         EXECUTE pg_catalog.format('ALTER TABLE memory_fabric.%I ENABLE ALWAYS TRIGGER guard_delete', t.tbl);
     END LOOP;
     DELETE FROM memory_fabric.scope_versions v WHERE v.key = ANY (coalesce(keys, '{}'));

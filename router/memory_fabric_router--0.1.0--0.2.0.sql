@@ -22,6 +22,41 @@ ALTER TYPE memory_fabric_router.decisions_row ADD ATTRIBUTE "audit_salt" uuid;
 CREATE OR REPLACE VIEW memory_fabric.decisions AS SELECT * FROM memory_fabric_router.read_decisions();
 ALTER TYPE memory_fabric_router.events_row ADD ATTRIBUTE "audit_salt" uuid;
 CREATE OR REPLACE VIEW memory_fabric.events AS SELECT * FROM memory_fabric_router.read_events();
+DROP FUNCTION memory_fabric_router._p__promote_pending_batch(part_no integer, pin_value text, arg1 text, arg2 timestamp with time zone, arg3 text, arg4 integer);
+DROP FUNCTION memory_fabric_router._p__promote_pending_count(part_no integer, pin_value text, arg1 text, arg2 integer);
+DROP FUNCTION memory_fabric_router._p__purge_expired_batch(part_no integer, pin_value text, arg1 text, arg2 integer);
+DROP FUNCTION memory_fabric_router._p__purge_expired_pending(part_no integer, pin_value text, arg1 text, arg2 integer);
+DROP FUNCTION memory_fabric_router._p__reembed_batch(part_no integer, pin_value text, arg1 text, arg2 text, arg3 integer);
+DROP FUNCTION memory_fabric_router._p__reembed_pending(part_no integer, pin_value text, arg1 text, arg2 integer);
+DROP FUNCTION memory_fabric_router._p_approve(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text);
+DROP FUNCTION memory_fabric_router._p_candidate_evidence(part_no integer, pin_value text, arg1 text);
+DROP FUNCTION memory_fabric_router._p_capture_memory(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text, arg6 text, arg7 jsonb, arg8 text, arg9 text, arg10 jsonb, arg11 text, arg12 double precision, arg13 text, arg14 public.vector, arg15 text, arg16 text, arg17 jsonb);
+DROP FUNCTION memory_fabric_router._p_create_embedding_index(part_no integer, pin_value text, arg1 text, arg2 integer);
+DROP FUNCTION memory_fabric_router._pall_create_embedding_index(part_no integer, pin_value text, arg1 text, arg2 integer);
+DROP FUNCTION memory_fabric_router._p_edit(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 jsonb, arg6 jsonb, arg7 text);
+DROP FUNCTION memory_fabric_router._p_explain_recall(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text[], arg6 timestamp with time zone);
+DROP FUNCTION memory_fabric_router._p_forget_subject(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text);
+DROP FUNCTION memory_fabric_router._p_grant_tenant(part_no integer, pin_value text, arg1 text, arg2 text);
+DROP FUNCTION memory_fabric_router._pall_grant_tenant(part_no integer, pin_value text, arg1 text, arg2 text);
+DROP FUNCTION memory_fabric_router._p_memory_history(part_no integer, pin_value text, arg1 text);
+DROP FUNCTION memory_fabric_router._p_my_tenants(part_no integer, pin_value text);
+DROP FUNCTION memory_fabric_router._pall_my_tenants(part_no integer, pin_value text);
+DROP FUNCTION memory_fabric_router._p_promote(part_no integer, pin_value text, arg1 text, arg2 text);
+DROP FUNCTION memory_fabric_router._p_purge_expired(part_no integer, pin_value text, arg1 text, arg2 integer);
+DROP FUNCTION memory_fabric_router._p_recall(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 integer, arg5 text[], arg6 text, arg7 public.vector, arg8 timestamp with time zone, arg9 text);
+DROP FUNCTION memory_fabric_router._p_recall_fact(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text, arg6 integer, arg7 text[], arg8 timestamp with time zone);
+DROP FUNCTION memory_fabric_router._p_record_consent(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text[], arg6 text[], arg7 timestamp with time zone, arg8 jsonb, arg9 text, arg10 text);
+DROP FUNCTION memory_fabric_router._p_register_embedding_model(part_no integer, pin_value text, arg1 text, arg2 text, arg3 integer);
+DROP FUNCTION memory_fabric_router._p_reject(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text);
+DROP FUNCTION memory_fabric_router._p_retract(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text);
+DROP FUNCTION memory_fabric_router._p_review_candidate(part_no integer, pin_value text, arg1 text);
+DROP FUNCTION memory_fabric_router._p_review_status(part_no integer, pin_value text, arg1 text);
+DROP FUNCTION memory_fabric_router._p_revoke_consent(part_no integer, pin_value text, arg1 text, arg2 text);
+DROP FUNCTION memory_fabric_router._p_revoke_tenant(part_no integer, pin_value text, arg1 text, arg2 text);
+DROP FUNCTION memory_fabric_router._pall_revoke_tenant(part_no integer, pin_value text, arg1 text, arg2 text);
+DROP FUNCTION memory_fabric_router._p_set_policy(part_no integer, pin_value text, arg1 text, arg2 jsonb, arg3 text);
+DROP FUNCTION memory_fabric_router._pall_set_policy(part_no integer, pin_value text, arg1 text, arg2 jsonb, arg3 text);
+DROP FUNCTION memory_fabric_router._p_capture_review_promote(part_no integer, pin_value text, p_tenant text, p_text text, p_source text, p_classification text, p_user_id text, p_intent_id text, p_evidence_refs jsonb, p_entity text, p_predicate text, p_value jsonb, p_write_class text, p_confidence double precision, p_actor text, p_metadata jsonb);
 CREATE OR REPLACE FUNCTION memory_fabric_router.shard_count() RETURNS integer
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $fn$
@@ -65,6 +100,9 @@ $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric_router._pin() RETURNS text
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
 AS $fn$ SELECT NULLIF(pg_catalog.current_setting('memory_fabric.tenant_id', true), '') $fn$;
+CREATE FUNCTION memory_fabric_router._intent_pin() RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$ SELECT NULLIF(pg_catalog.current_setting('memory_fabric.intent_id', true), '') $fn$;
 CREATE FUNCTION memory_fabric_router._pinned_shard() RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $fn$
@@ -624,6 +662,14 @@ BEGIN
     END LOOP;
 END
 $fn$;
+CREATE FUNCTION memory_fabric_router._p__promote_pending_batch(part_no integer, pin_value text, intent_value text, arg1 text, arg2 timestamp with time zone, arg3 text, arg4 integer)
+RETURNS TABLE(looked integer, reviewed integer, promoted integer, last_captured_at timestamp with time zone, last_id text)
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard._promote_pending_batch(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3, arg4);
+$fn$;
 CREATE OR REPLACE FUNCTION memory_fabric._promote_pending_batch(tenant_id text, after_captured_at timestamp with time zone, after_id text, batch_size integer)
 RETURNS TABLE(looked integer, reviewed integer, promoted integer, last_captured_at timestamp with time zone, last_id text)
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -638,7 +684,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
-            RETURN QUERY SELECT * FROM memory_fabric_router._p__promote_pending_batch(v_shard, v_pin, $1, $2, $3, $4);
+            RETURN QUERY SELECT * FROM memory_fabric_router._p__promote_pending_batch(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3, $4);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -649,13 +695,21 @@ BEGIN
     END LOOP;
 END
 $fn$;
-CREATE FUNCTION memory_fabric_router._pro__promote_pending_count(part_no integer, pin_value text, arg1 text, arg2 integer)
+CREATE FUNCTION memory_fabric_router._p__promote_pending_count(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer)
 RETURNS bigint
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT memory_fabric_shard._promote_pending_count(memory_fabric_shard._read_only(pin_value), arg1, arg2);
+    SELECT memory_fabric_shard._promote_pending_count(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
+$fn$;
+CREATE FUNCTION memory_fabric_router._pro__promote_pending_count(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer)
+RETURNS bigint
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT memory_fabric_shard._promote_pending_count(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)), arg1, arg2);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric._promote_pending_count(tenant_id text, batch_size integer)
 RETURNS bigint
@@ -672,9 +726,9 @@ BEGIN
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
             IF v_ro THEN
-                RETURN memory_fabric_router._pro__promote_pending_count(v_shard, v_pin, $1, $2);
+                RETURN memory_fabric_router._pro__promote_pending_count(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
             END IF;
-            RETURN memory_fabric_router._p__promote_pending_count(v_shard, v_pin, $1, $2);
+            RETURN memory_fabric_router._p__promote_pending_count(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
             IF NOT memory_fabric_router._again(st, msg, v_t0) THEN
@@ -683,6 +737,14 @@ BEGIN
         END;
     END LOOP;
 END
+$fn$;
+CREATE FUNCTION memory_fabric_router._p__purge_expired_batch(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer)
+RETURNS bigint
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT memory_fabric_shard._purge_expired_batch(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric._purge_expired_batch(tenant_id text, batch_size integer)
 RETURNS bigint
@@ -698,7 +760,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
-            RETURN memory_fabric_router._p__purge_expired_batch(v_shard, v_pin, $1, $2);
+            RETURN memory_fabric_router._p__purge_expired_batch(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
             IF NOT memory_fabric_router._again(st, msg, v_t0) THEN
@@ -708,13 +770,21 @@ BEGIN
     END LOOP;
 END
 $fn$;
-CREATE FUNCTION memory_fabric_router._pro__purge_expired_pending(part_no integer, pin_value text, arg1 text, arg2 integer)
+CREATE FUNCTION memory_fabric_router._p__purge_expired_pending(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer)
 RETURNS bigint
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT memory_fabric_shard._purge_expired_pending(memory_fabric_shard._read_only(pin_value), arg1, arg2);
+    SELECT memory_fabric_shard._purge_expired_pending(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
+$fn$;
+CREATE FUNCTION memory_fabric_router._pro__purge_expired_pending(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer)
+RETURNS bigint
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT memory_fabric_shard._purge_expired_pending(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)), arg1, arg2);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric._purge_expired_pending(tenant_id text, batch_size integer)
 RETURNS bigint
@@ -731,9 +801,9 @@ BEGIN
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
             IF v_ro THEN
-                RETURN memory_fabric_router._pro__purge_expired_pending(v_shard, v_pin, $1, $2);
+                RETURN memory_fabric_router._pro__purge_expired_pending(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
             END IF;
-            RETURN memory_fabric_router._p__purge_expired_pending(v_shard, v_pin, $1, $2);
+            RETURN memory_fabric_router._p__purge_expired_pending(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
             IF NOT memory_fabric_router._again(st, msg, v_t0) THEN
@@ -742,6 +812,14 @@ BEGIN
         END;
     END LOOP;
 END
+$fn$;
+CREATE FUNCTION memory_fabric_router._p__reembed_batch(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 integer)
+RETURNS integer
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT memory_fabric_shard._reembed_batch(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric._reembed_batch(tenant_id text, model text, batch_size integer)
 RETURNS integer
@@ -757,7 +835,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
-            RETURN memory_fabric_router._p__reembed_batch(v_shard, v_pin, $1, $2, $3);
+            RETURN memory_fabric_router._p__reembed_batch(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3);
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
             IF NOT memory_fabric_router._again(st, msg, v_t0) THEN
@@ -767,13 +845,21 @@ BEGIN
     END LOOP;
 END
 $fn$;
-CREATE FUNCTION memory_fabric_router._pro__reembed_pending(part_no integer, pin_value text, arg1 text, arg2 integer)
+CREATE FUNCTION memory_fabric_router._p__reembed_pending(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer)
 RETURNS TABLE(model text, pending bigint)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard._reembed_pending(memory_fabric_shard._read_only(pin_value), arg1, arg2);
+    SELECT * FROM memory_fabric_shard._reembed_pending(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
+$fn$;
+CREATE FUNCTION memory_fabric_router._pro__reembed_pending(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer)
+RETURNS TABLE(model text, pending bigint)
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard._reembed_pending(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)), arg1, arg2);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric._reembed_pending(tenant_id text, batch_size integer)
 RETURNS TABLE(model text, pending bigint)
@@ -790,10 +876,10 @@ BEGIN
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
             IF v_ro THEN
-                RETURN QUERY SELECT * FROM memory_fabric_router._pro__reembed_pending(v_shard, v_pin, $1, $2);
+                RETURN QUERY SELECT * FROM memory_fabric_router._pro__reembed_pending(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
                 RETURN;
             END IF;
-            RETURN QUERY SELECT * FROM memory_fabric_router._p__reembed_pending(v_shard, v_pin, $1, $2);
+            RETURN QUERY SELECT * FROM memory_fabric_router._p__reembed_pending(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -803,6 +889,14 @@ BEGIN
         END;
     END LOOP;
 END
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_approve(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text)
+RETURNS memory_fabric.promoted_memory
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.approve(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.approve(candidate_id text, approver text, notes text DEFAULT NULL::text)
 RETURNS memory_fabric.promoted_memory
@@ -819,7 +913,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(false, NULL::text, v_pin);
         BEGIN
-            SELECT * INTO r FROM memory_fabric_router._p_approve(v_shard, v_pin, $1, $2, $3);
+            SELECT * INTO r FROM memory_fabric_router._p_approve(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -830,13 +924,21 @@ BEGIN
     END LOOP;
 END
 $fn$;
-CREATE FUNCTION memory_fabric_router._pro_candidate_evidence(part_no integer, pin_value text, arg1 text)
+CREATE FUNCTION memory_fabric_router._p_candidate_evidence(part_no integer, pin_value text, intent_value text, arg1 text)
 RETURNS TABLE(evidence_ref text, untrusted_origin text, policy_version integer)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.candidate_evidence(memory_fabric_shard._read_only(pin_value), arg1);
+    SELECT * FROM memory_fabric_shard.candidate_evidence(memory_fabric_shard._intent(pin_value, intent_value), arg1);
+$fn$;
+CREATE FUNCTION memory_fabric_router._pro_candidate_evidence(part_no integer, pin_value text, intent_value text, arg1 text)
+RETURNS TABLE(evidence_ref text, untrusted_origin text, policy_version integer)
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.candidate_evidence(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)), arg1);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.candidate_evidence(candidate_id text)
 RETURNS TABLE(evidence_ref text, untrusted_origin text, policy_version integer)
@@ -853,10 +955,10 @@ BEGIN
         v_shard := memory_fabric_router._route(false, NULL::text, v_pin);
         BEGIN
             IF v_ro THEN
-                RETURN QUERY SELECT * FROM memory_fabric_router._pro_candidate_evidence(v_shard, v_pin, $1);
+                RETURN QUERY SELECT * FROM memory_fabric_router._pro_candidate_evidence(v_shard, v_pin, memory_fabric_router._intent_pin(), $1);
                 RETURN;
             END IF;
-            RETURN QUERY SELECT * FROM memory_fabric_router._p_candidate_evidence(v_shard, v_pin, $1);
+            RETURN QUERY SELECT * FROM memory_fabric_router._p_candidate_evidence(v_shard, v_pin, memory_fabric_router._intent_pin(), $1);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -866,6 +968,14 @@ BEGIN
         END;
     END LOOP;
 END
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_capture_memory(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text, arg6 text, arg7 jsonb, arg8 text, arg9 text, arg10 jsonb, arg11 text, arg12 double precision, arg13 text, arg14 public.vector, arg15 text, arg16 text, arg17 jsonb)
+RETURNS memory_fabric.candidates
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.capture_memory(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9, arg10, arg11, arg12, arg13, arg14, arg15, arg16, arg17);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.capture_memory(tenant_id text, text text, source text, classification text, user_id text DEFAULT NULL::text, intent_id text DEFAULT NULL::text, evidence_refs jsonb DEFAULT '[]'::jsonb, entity text DEFAULT NULL::text, predicate text DEFAULT NULL::text, value jsonb DEFAULT NULL::jsonb, write_class text DEFAULT NULL::text, confidence double precision DEFAULT NULL::double precision, actor text DEFAULT NULL::text, embedding public.vector DEFAULT NULL::public.vector, embedding_model text DEFAULT NULL::text, supersedes text DEFAULT NULL::text, metadata jsonb DEFAULT '{}'::jsonb)
 RETURNS memory_fabric.candidates
@@ -882,7 +992,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
-            SELECT * INTO r FROM memory_fabric_router._p_capture_memory(v_shard, v_pin, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17);
+            SELECT * INTO r FROM memory_fabric_router._p_capture_memory(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -893,6 +1003,22 @@ BEGIN
     END LOOP;
 END
 $fn$;
+CREATE FUNCTION memory_fabric_router._p_create_embedding_index(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer)
+RETURNS text
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT memory_fabric_shard.create_embedding_index(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
+$fn$;
+CREATE FUNCTION memory_fabric_router._pall_create_embedding_index(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer)
+RETURNS SETOF text
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON ALL;
+    SELECT memory_fabric_shard.create_embedding_index(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
+$fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.create_embedding_index(model text, dimensions integer)
 RETURNS text
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -901,11 +1027,19 @@ DECLARE
     st text; msg text; det text; hnt text;
 BEGIN
     PERFORM memory_fabric_router._writable();
-    RETURN (SELECT pg_catalog.min(x) FROM memory_fabric_router._pall_create_embedding_index(-1, memory_fabric_router._pin(), $1, $2) x);
+    RETURN (SELECT pg_catalog.min(x) FROM memory_fabric_router._pall_create_embedding_index(-1, memory_fabric_router._pin(), memory_fabric_router._intent_pin(), $1, $2) x);
 EXCEPTION WHEN OTHERS THEN
     GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
     PERFORM memory_fabric_router._rethrow(st, msg, det, hnt, -1, NULL);
 END
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_edit(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 jsonb, arg6 jsonb, arg7 text)
+RETURNS memory_fabric.reviews
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.edit(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3, arg4, arg5, arg6, arg7);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.edit(candidate_id text, editor text, text text, classification text DEFAULT NULL::text, evidence_refs jsonb DEFAULT NULL::jsonb, value jsonb DEFAULT NULL::jsonb, notes text DEFAULT NULL::text)
 RETURNS memory_fabric.reviews
@@ -922,7 +1056,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(false, NULL::text, v_pin);
         BEGIN
-            SELECT * INTO r FROM memory_fabric_router._p_edit(v_shard, v_pin, $1, $2, $3, $4, $5, $6, $7);
+            SELECT * INTO r FROM memory_fabric_router._p_edit(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6, $7);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -933,13 +1067,21 @@ BEGIN
     END LOOP;
 END
 $fn$;
-CREATE FUNCTION memory_fabric_router._pro_explain_recall(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text[], arg6 timestamp with time zone)
+CREATE FUNCTION memory_fabric_router._p_explain_recall(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text[], arg6 timestamp with time zone)
 RETURNS TABLE(visible boolean, reasons text[], memory text, at timestamp with time zone)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.explain_recall(memory_fabric_shard._read_only(pin_value), arg1, arg2, arg3, arg4, arg5, arg6);
+    SELECT * FROM memory_fabric_shard.explain_recall(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3, arg4, arg5, arg6);
+$fn$;
+CREATE FUNCTION memory_fabric_router._pro_explain_recall(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text[], arg6 timestamp with time zone)
+RETURNS TABLE(visible boolean, reasons text[], memory text, at timestamp with time zone)
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.explain_recall(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)), arg1, arg2, arg3, arg4, arg5, arg6);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.explain_recall(tenant_id text, memory_id text, intent_id text DEFAULT NULL::text, user_id text DEFAULT NULL::text, classification_allowed text[] DEFAULT ARRAY['PUBLIC'::text, 'INTERNAL'::text], as_of timestamp with time zone DEFAULT NULL::timestamp with time zone)
 RETURNS TABLE(visible boolean, reasons text[], memory text, at timestamp with time zone)
@@ -956,10 +1098,10 @@ BEGIN
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
             IF v_ro THEN
-                RETURN QUERY SELECT * FROM memory_fabric_router._pro_explain_recall(v_shard, v_pin, $1, $2, $3, $4, $5, $6);
+                RETURN QUERY SELECT * FROM memory_fabric_router._pro_explain_recall(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6);
                 RETURN;
             END IF;
-            RETURN QUERY SELECT * FROM memory_fabric_router._p_explain_recall(v_shard, v_pin, $1, $2, $3, $4, $5, $6);
+            RETURN QUERY SELECT * FROM memory_fabric_router._p_explain_recall(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -969,6 +1111,14 @@ BEGIN
         END;
     END LOOP;
 END
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_forget_subject(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text)
+RETURNS TABLE(candidates_erased bigint, memories_erased bigint)
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.forget_subject(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.forget_subject(tenant_id text, user_id text, reason text)
 RETURNS TABLE(candidates_erased bigint, memories_erased bigint)
@@ -984,7 +1134,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
-            RETURN QUERY SELECT * FROM memory_fabric_router._p_forget_subject(v_shard, v_pin, $1, $2, $3);
+            RETURN QUERY SELECT * FROM memory_fabric_router._p_forget_subject(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -994,6 +1144,22 @@ BEGIN
         END;
     END LOOP;
 END
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_grant_tenant(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text)
+RETURNS memory_fabric.tenant_grants
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.grant_tenant(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
+$fn$;
+CREATE FUNCTION memory_fabric_router._pall_grant_tenant(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text)
+RETURNS SETOF memory_fabric.tenant_grants
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON ALL;
+    SELECT * FROM memory_fabric_shard.grant_tenant(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.grant_tenant(role text, tenant_id text)
 RETURNS memory_fabric.tenant_grants
@@ -1011,10 +1177,10 @@ BEGIN
         v_shard := memory_fabric_router._route(true, $2, v_pin, true);
         BEGIN
             IF v_shard < 0 THEN
-                SELECT * INTO r FROM memory_fabric_router._pall_grant_tenant(v_shard, v_pin, $1, $2) LIMIT 1;
+                SELECT * INTO r FROM memory_fabric_router._pall_grant_tenant(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2) LIMIT 1;
                 RETURN r;
             END IF;
-            SELECT * INTO r FROM memory_fabric_router._p_grant_tenant(v_shard, v_pin, $1, $2);
+            SELECT * INTO r FROM memory_fabric_router._p_grant_tenant(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1025,13 +1191,21 @@ BEGIN
     END LOOP;
 END
 $fn$;
-CREATE FUNCTION memory_fabric_router._pro_memory_history(part_no integer, pin_value text, arg1 text)
+CREATE FUNCTION memory_fabric_router._p_memory_history(part_no integer, pin_value text, intent_value text, arg1 text)
 RETURNS TABLE(at timestamp with time zone, stage text, ref text, detail jsonb)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.memory_history(memory_fabric_shard._read_only(pin_value), arg1);
+    SELECT * FROM memory_fabric_shard.memory_history(memory_fabric_shard._intent(pin_value, intent_value), arg1);
+$fn$;
+CREATE FUNCTION memory_fabric_router._pro_memory_history(part_no integer, pin_value text, intent_value text, arg1 text)
+RETURNS TABLE(at timestamp with time zone, stage text, ref text, detail jsonb)
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.memory_history(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)), arg1);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.memory_history(id text)
 RETURNS TABLE(at timestamp with time zone, stage text, ref text, detail jsonb)
@@ -1048,10 +1222,10 @@ BEGIN
         v_shard := memory_fabric_router._route(false, NULL::text, v_pin);
         BEGIN
             IF v_ro THEN
-                RETURN QUERY SELECT * FROM memory_fabric_router._pro_memory_history(v_shard, v_pin, $1);
+                RETURN QUERY SELECT * FROM memory_fabric_router._pro_memory_history(v_shard, v_pin, memory_fabric_router._intent_pin(), $1);
                 RETURN;
             END IF;
-            RETURN QUERY SELECT * FROM memory_fabric_router._p_memory_history(v_shard, v_pin, $1);
+            RETURN QUERY SELECT * FROM memory_fabric_router._p_memory_history(v_shard, v_pin, memory_fabric_router._intent_pin(), $1);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1062,21 +1236,37 @@ BEGIN
     END LOOP;
 END
 $fn$;
-CREATE FUNCTION memory_fabric_router._pro_my_tenants(part_no integer, pin_value text)
+CREATE FUNCTION memory_fabric_router._p_my_tenants(part_no integer, pin_value text, intent_value text)
 RETURNS TABLE(tenant_id text, role_name text, granted_at timestamp with time zone)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.my_tenants(memory_fabric_shard._read_only(pin_value));
+    SELECT * FROM memory_fabric_shard.my_tenants(memory_fabric_shard._intent(pin_value, intent_value));
 $fn$;
-CREATE FUNCTION memory_fabric_router._proall_my_tenants(part_no integer, pin_value text)
+CREATE FUNCTION memory_fabric_router._pall_my_tenants(part_no integer, pin_value text, intent_value text)
 RETURNS TABLE(tenant_id text, role_name text, granted_at timestamp with time zone)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON ALL;
-    SELECT * FROM memory_fabric_shard.my_tenants(memory_fabric_shard._read_only(pin_value));
+    SELECT * FROM memory_fabric_shard.my_tenants(memory_fabric_shard._intent(pin_value, intent_value));
+$fn$;
+CREATE FUNCTION memory_fabric_router._pro_my_tenants(part_no integer, pin_value text, intent_value text)
+RETURNS TABLE(tenant_id text, role_name text, granted_at timestamp with time zone)
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.my_tenants(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)));
+$fn$;
+CREATE FUNCTION memory_fabric_router._proall_my_tenants(part_no integer, pin_value text, intent_value text)
+RETURNS TABLE(tenant_id text, role_name text, granted_at timestamp with time zone)
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON ALL;
+    SELECT * FROM memory_fabric_shard.my_tenants(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)));
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.my_tenants()
 RETURNS TABLE(tenant_id text, role_name text, granted_at timestamp with time zone)
@@ -1086,15 +1276,23 @@ DECLARE
     st text; msg text; det text; hnt text;
 BEGIN
     IF memory_fabric_router._read_only() THEN
-        RETURN QUERY SELECT DISTINCT ON (x.tenant_id, x.role_name) x.tenant_id, x.role_name, x.granted_at FROM memory_fabric_router._proall_my_tenants(-1, memory_fabric_router._pin()) x ORDER BY x.tenant_id, x.role_name, x.granted_at;
+        RETURN QUERY SELECT DISTINCT ON (x.tenant_id, x.role_name) x.tenant_id, x.role_name, x.granted_at FROM memory_fabric_router._proall_my_tenants(-1, memory_fabric_router._pin(), memory_fabric_router._intent_pin()) x ORDER BY x.tenant_id, x.role_name, x.granted_at;
         RETURN;
     END IF;
-    RETURN QUERY SELECT DISTINCT ON (x.tenant_id, x.role_name) x.tenant_id, x.role_name, x.granted_at FROM memory_fabric_router._pall_my_tenants(-1, memory_fabric_router._pin()) x ORDER BY x.tenant_id, x.role_name, x.granted_at;
+    RETURN QUERY SELECT DISTINCT ON (x.tenant_id, x.role_name) x.tenant_id, x.role_name, x.granted_at FROM memory_fabric_router._pall_my_tenants(-1, memory_fabric_router._pin(), memory_fabric_router._intent_pin()) x ORDER BY x.tenant_id, x.role_name, x.granted_at;
         RETURN;
 EXCEPTION WHEN OTHERS THEN
     GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
     PERFORM memory_fabric_router._rethrow(st, msg, det, hnt, -1, NULL);
 END
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_promote(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text)
+RETURNS memory_fabric.promoted_memory
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.promote(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.promote(candidate_id text, approver text DEFAULT NULL::text)
 RETURNS memory_fabric.promoted_memory
@@ -1111,7 +1309,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(false, NULL::text, v_pin);
         BEGIN
-            SELECT * INTO r FROM memory_fabric_router._p_promote(v_shard, v_pin, $1, $2);
+            SELECT * INTO r FROM memory_fabric_router._p_promote(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1121,6 +1319,14 @@ BEGIN
         END;
     END LOOP;
 END
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_purge_expired(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer)
+RETURNS bigint
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT memory_fabric_shard.purge_expired(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.purge_expired(tenant_id text, batch_size integer DEFAULT 1000)
 RETURNS bigint
@@ -1136,7 +1342,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
-            RETURN memory_fabric_router._p_purge_expired(v_shard, v_pin, $1, $2);
+            RETURN memory_fabric_router._p_purge_expired(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
             IF NOT memory_fabric_router._again(st, msg, v_t0) THEN
@@ -1146,13 +1352,21 @@ BEGIN
     END LOOP;
 END
 $fn$;
-CREATE FUNCTION memory_fabric_router._pro_recall(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 integer, arg5 text[], arg6 text, arg7 public.vector, arg8 timestamp with time zone, arg9 text)
+CREATE FUNCTION memory_fabric_router._p_recall(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 integer, arg5 text[], arg6 text, arg7 public.vector, arg8 timestamp with time zone, arg9 text)
 RETURNS TABLE(memory_id text, text text, tier text, priority numeric, score double precision, relevance double precision, recency double precision, importance double precision, low_confidence boolean, in_contradiction boolean, contradicts text[], candidate_id text, evidence_refs jsonb, source text, captured_at timestamp with time zone, consent_id text, classification text, user_scope text, intent_scope text, entity text, predicate text, value jsonb, write_class text, confidence double precision, promoted_at timestamp with time zone, expires_at timestamp with time zone, embedding_model text)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER memory_fabric_router._read_cluster();
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.recall(memory_fabric_shard._read_only(pin_value), arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9);
+    SELECT * FROM memory_fabric_shard.recall(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9);
+$fn$;
+CREATE FUNCTION memory_fabric_router._pro_recall(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 integer, arg5 text[], arg6 text, arg7 public.vector, arg8 timestamp with time zone, arg9 text)
+RETURNS TABLE(memory_id text, text text, tier text, priority numeric, score double precision, relevance double precision, recency double precision, importance double precision, low_confidence boolean, in_contradiction boolean, contradicts text[], candidate_id text, evidence_refs jsonb, source text, captured_at timestamp with time zone, consent_id text, classification text, user_scope text, intent_scope text, entity text, predicate text, value jsonb, write_class text, confidence double precision, promoted_at timestamp with time zone, expires_at timestamp with time zone, embedding_model text)
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER memory_fabric_router._read_cluster();
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.recall(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)), arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.recall(tenant_id text, intent_id text, user_id text DEFAULT NULL::text, max_recalls integer DEFAULT 8, classification_allowed text[] DEFAULT ARRAY['PUBLIC'::text, 'INTERNAL'::text], query_text text DEFAULT NULL::text, query_embedding public.vector DEFAULT NULL::public.vector, as_of timestamp with time zone DEFAULT NULL::timestamp with time zone, query_embedding_model text DEFAULT NULL::text)
 RETURNS TABLE(memory_id text, text text, tier text, priority numeric, score double precision, relevance double precision, recency double precision, importance double precision, low_confidence boolean, in_contradiction boolean, contradicts text[], candidate_id text, evidence_refs jsonb, source text, captured_at timestamp with time zone, consent_id text, classification text, user_scope text, intent_scope text, entity text, predicate text, value jsonb, write_class text, confidence double precision, promoted_at timestamp with time zone, expires_at timestamp with time zone, embedding_model text)
@@ -1169,10 +1383,10 @@ BEGIN
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
             IF v_ro THEN
-                RETURN QUERY SELECT * FROM memory_fabric_router._pro_recall(v_shard, v_pin, $1, $2, $3, $4, $5, $6, $7, $8, $9);
+                RETURN QUERY SELECT * FROM memory_fabric_router._pro_recall(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6, $7, $8, $9);
                 RETURN;
             END IF;
-            RETURN QUERY SELECT * FROM memory_fabric_router._p_recall(v_shard, v_pin, $1, $2, $3, $4, $5, $6, $7, $8, $9);
+            RETURN QUERY SELECT * FROM memory_fabric_router._p_recall(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6, $7, $8, $9);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1183,13 +1397,21 @@ BEGIN
     END LOOP;
 END
 $fn$;
-CREATE FUNCTION memory_fabric_router._pro_recall_fact(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text, arg6 integer, arg7 text[], arg8 timestamp with time zone)
+CREATE FUNCTION memory_fabric_router._p_recall_fact(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text, arg6 integer, arg7 text[], arg8 timestamp with time zone)
 RETURNS TABLE(memory_id text, text text, tier text, priority numeric, score double precision, relevance double precision, recency double precision, importance double precision, low_confidence boolean, in_contradiction boolean, contradicts text[], candidate_id text, evidence_refs jsonb, source text, captured_at timestamp with time zone, consent_id text, classification text, user_scope text, intent_scope text, entity text, predicate text, value jsonb, write_class text, confidence double precision, promoted_at timestamp with time zone, expires_at timestamp with time zone, embedding_model text)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER memory_fabric_router._read_cluster();
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.recall_fact(memory_fabric_shard._read_only(pin_value), arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8);
+    SELECT * FROM memory_fabric_shard.recall_fact(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8);
+$fn$;
+CREATE FUNCTION memory_fabric_router._pro_recall_fact(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text, arg6 integer, arg7 text[], arg8 timestamp with time zone)
+RETURNS TABLE(memory_id text, text text, tier text, priority numeric, score double precision, relevance double precision, recency double precision, importance double precision, low_confidence boolean, in_contradiction boolean, contradicts text[], candidate_id text, evidence_refs jsonb, source text, captured_at timestamp with time zone, consent_id text, classification text, user_scope text, intent_scope text, entity text, predicate text, value jsonb, write_class text, confidence double precision, promoted_at timestamp with time zone, expires_at timestamp with time zone, embedding_model text)
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER memory_fabric_router._read_cluster();
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.recall_fact(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)), arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.recall_fact(tenant_id text, intent_id text, fact_entity text, fact_predicate text, user_id text DEFAULT NULL::text, max_recalls integer DEFAULT 8, classification_allowed text[] DEFAULT ARRAY['PUBLIC'::text, 'INTERNAL'::text], as_of timestamp with time zone DEFAULT NULL::timestamp with time zone)
 RETURNS TABLE(memory_id text, text text, tier text, priority numeric, score double precision, relevance double precision, recency double precision, importance double precision, low_confidence boolean, in_contradiction boolean, contradicts text[], candidate_id text, evidence_refs jsonb, source text, captured_at timestamp with time zone, consent_id text, classification text, user_scope text, intent_scope text, entity text, predicate text, value jsonb, write_class text, confidence double precision, promoted_at timestamp with time zone, expires_at timestamp with time zone, embedding_model text)
@@ -1206,10 +1428,10 @@ BEGIN
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
             IF v_ro THEN
-                RETURN QUERY SELECT * FROM memory_fabric_router._pro_recall_fact(v_shard, v_pin, $1, $2, $3, $4, $5, $6, $7, $8);
+                RETURN QUERY SELECT * FROM memory_fabric_router._pro_recall_fact(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6, $7, $8);
                 RETURN;
             END IF;
-            RETURN QUERY SELECT * FROM memory_fabric_router._p_recall_fact(v_shard, v_pin, $1, $2, $3, $4, $5, $6, $7, $8);
+            RETURN QUERY SELECT * FROM memory_fabric_router._p_recall_fact(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6, $7, $8);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1219,6 +1441,14 @@ BEGIN
         END;
     END LOOP;
 END
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_record_consent(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text[], arg6 text[], arg7 timestamp with time zone, arg8 jsonb, arg9 text, arg10 text)
+RETURNS memory_fabric.consents
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.record_consent(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9, arg10);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.record_consent(tenant_id text, subject text, purpose text, basis text, predicates_allowed text[] DEFAULT '{}'::text[], classifications_allowed text[] DEFAULT '{}'::text[], valid_until timestamp with time zone DEFAULT NULL::timestamp with time zone, evidence_refs jsonb DEFAULT '[]'::jsonb, auditor_id text DEFAULT NULL::text, supersedes text DEFAULT NULL::text)
 RETURNS memory_fabric.consents
@@ -1235,7 +1465,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
-            SELECT * INTO r FROM memory_fabric_router._p_record_consent(v_shard, v_pin, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10);
+            SELECT * INTO r FROM memory_fabric_router._p_record_consent(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1245,6 +1475,14 @@ BEGIN
         END;
     END LOOP;
 END
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_register_embedding_model(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 integer)
+RETURNS memory_fabric.embedding_models
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.register_embedding_model(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.register_embedding_model(tenant_id text, model text, dimensions integer)
 RETURNS memory_fabric.embedding_models
@@ -1261,7 +1499,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
-            SELECT * INTO r FROM memory_fabric_router._p_register_embedding_model(v_shard, v_pin, $1, $2, $3);
+            SELECT * INTO r FROM memory_fabric_router._p_register_embedding_model(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1271,6 +1509,14 @@ BEGIN
         END;
     END LOOP;
 END
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_reject(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text)
+RETURNS memory_fabric.decisions
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.reject(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.reject(candidate_id text, approver text, reason text)
 RETURNS memory_fabric.decisions
@@ -1287,7 +1533,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(false, NULL::text, v_pin);
         BEGIN
-            SELECT * INTO r FROM memory_fabric_router._p_reject(v_shard, v_pin, $1, $2, $3);
+            SELECT * INTO r FROM memory_fabric_router._p_reject(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1297,6 +1543,14 @@ BEGIN
         END;
     END LOOP;
 END
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_retract(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text)
+RETURNS memory_fabric.promoted_memory
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.retract(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.retract(memory_id text, reason text, retracted_by text)
 RETURNS memory_fabric.promoted_memory
@@ -1313,7 +1567,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(false, NULL::text, v_pin);
         BEGIN
-            SELECT * INTO r FROM memory_fabric_router._p_retract(v_shard, v_pin, $1, $2, $3);
+            SELECT * INTO r FROM memory_fabric_router._p_retract(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1323,6 +1577,14 @@ BEGIN
         END;
     END LOOP;
 END
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_review_candidate(part_no integer, pin_value text, intent_value text, arg1 text)
+RETURNS memory_fabric.reviews
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.review_candidate(memory_fabric_shard._intent(pin_value, intent_value), arg1);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.review_candidate(candidate_id text)
 RETURNS memory_fabric.reviews
@@ -1339,7 +1601,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(false, NULL::text, v_pin);
         BEGIN
-            SELECT * INTO r FROM memory_fabric_router._p_review_candidate(v_shard, v_pin, $1);
+            SELECT * INTO r FROM memory_fabric_router._p_review_candidate(v_shard, v_pin, memory_fabric_router._intent_pin(), $1);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1350,13 +1612,21 @@ BEGIN
     END LOOP;
 END
 $fn$;
-CREATE FUNCTION memory_fabric_router._pro_review_status(part_no integer, pin_value text, arg1 text)
+CREATE FUNCTION memory_fabric_router._p_review_status(part_no integer, pin_value text, intent_value text, arg1 text)
 RETURNS TABLE(id text, stage text, status text, reviewer text, reason text, tier text, duplicate_of text, contradicts text, resolution text, reviewed_at timestamp with time zone, decision text, decided_at timestamp with time zone, new_candidate_id text, memory_id text, promoted_at timestamp with time zone, retracted_at timestamp with time zone, captured_at timestamp with time zone)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.review_status(memory_fabric_shard._read_only(pin_value), arg1);
+    SELECT * FROM memory_fabric_shard.review_status(memory_fabric_shard._intent(pin_value, intent_value), arg1);
+$fn$;
+CREATE FUNCTION memory_fabric_router._pro_review_status(part_no integer, pin_value text, intent_value text, arg1 text)
+RETURNS TABLE(id text, stage text, status text, reviewer text, reason text, tier text, duplicate_of text, contradicts text, resolution text, reviewed_at timestamp with time zone, decision text, decided_at timestamp with time zone, new_candidate_id text, memory_id text, promoted_at timestamp with time zone, retracted_at timestamp with time zone, captured_at timestamp with time zone)
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.review_status(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)), arg1);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.review_status(candidate_id text)
 RETURNS TABLE(id text, stage text, status text, reviewer text, reason text, tier text, duplicate_of text, contradicts text, resolution text, reviewed_at timestamp with time zone, decision text, decided_at timestamp with time zone, new_candidate_id text, memory_id text, promoted_at timestamp with time zone, retracted_at timestamp with time zone, captured_at timestamp with time zone)
@@ -1373,10 +1643,10 @@ BEGIN
         v_shard := memory_fabric_router._route(false, NULL::text, v_pin);
         BEGIN
             IF v_ro THEN
-                RETURN QUERY SELECT * FROM memory_fabric_router._pro_review_status(v_shard, v_pin, $1);
+                RETURN QUERY SELECT * FROM memory_fabric_router._pro_review_status(v_shard, v_pin, memory_fabric_router._intent_pin(), $1);
                 RETURN;
             END IF;
-            RETURN QUERY SELECT * FROM memory_fabric_router._p_review_status(v_shard, v_pin, $1);
+            RETURN QUERY SELECT * FROM memory_fabric_router._p_review_status(v_shard, v_pin, memory_fabric_router._intent_pin(), $1);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1386,6 +1656,14 @@ BEGIN
         END;
     END LOOP;
 END
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_revoke_consent(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text)
+RETURNS memory_fabric.consents
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.revoke_consent(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.revoke_consent(consent_id text, reason text)
 RETURNS memory_fabric.consents
@@ -1402,7 +1680,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(false, NULL::text, v_pin);
         BEGIN
-            SELECT * INTO r FROM memory_fabric_router._p_revoke_consent(v_shard, v_pin, $1, $2);
+            SELECT * INTO r FROM memory_fabric_router._p_revoke_consent(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1412,6 +1690,22 @@ BEGIN
         END;
     END LOOP;
 END
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_revoke_tenant(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text)
+RETURNS memory_fabric.tenant_grants
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.revoke_tenant(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
+$fn$;
+CREATE FUNCTION memory_fabric_router._pall_revoke_tenant(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text)
+RETURNS SETOF memory_fabric.tenant_grants
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON ALL;
+    SELECT * FROM memory_fabric_shard.revoke_tenant(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.revoke_tenant(role text, tenant_id text)
 RETURNS memory_fabric.tenant_grants
@@ -1429,10 +1723,10 @@ BEGIN
         v_shard := memory_fabric_router._route(true, $2, v_pin, true);
         BEGIN
             IF v_shard < 0 THEN
-                SELECT * INTO r FROM memory_fabric_router._pall_revoke_tenant(v_shard, v_pin, $1, $2) LIMIT 1;
+                SELECT * INTO r FROM memory_fabric_router._pall_revoke_tenant(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2) LIMIT 1;
                 RETURN r;
             END IF;
-            SELECT * INTO r FROM memory_fabric_router._p_revoke_tenant(v_shard, v_pin, $1, $2);
+            SELECT * INTO r FROM memory_fabric_router._p_revoke_tenant(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1442,6 +1736,22 @@ BEGIN
         END;
     END LOOP;
 END
+$fn$;
+CREATE FUNCTION memory_fabric_router._p_set_policy(part_no integer, pin_value text, intent_value text, arg1 text, arg2 jsonb, arg3 text)
+RETURNS memory_fabric.policies
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.set_policy(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3);
+$fn$;
+CREATE FUNCTION memory_fabric_router._pall_set_policy(part_no integer, pin_value text, intent_value text, arg1 text, arg2 jsonb, arg3 text)
+RETURNS SETOF memory_fabric.policies
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON ALL;
+    SELECT * FROM memory_fabric_shard.set_policy(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3);
 $fn$;
 CREATE OR REPLACE FUNCTION memory_fabric.set_policy(tenant_id text, patch jsonb, note text DEFAULT NULL::text)
 RETURNS memory_fabric.policies
@@ -1459,10 +1769,10 @@ BEGIN
         v_shard := memory_fabric_router._route(true, $1, v_pin, true);
         BEGIN
             IF v_shard < 0 THEN
-                SELECT * INTO r FROM memory_fabric_router._pall_set_policy(v_shard, v_pin, $1, $2, $3) LIMIT 1;
+                SELECT * INTO r FROM memory_fabric_router._pall_set_policy(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3) LIMIT 1;
                 RETURN r;
             END IF;
-            SELECT * INTO r FROM memory_fabric_router._p_set_policy(v_shard, v_pin, $1, $2, $3);
+            SELECT * INTO r FROM memory_fabric_router._p_set_policy(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1473,21 +1783,21 @@ BEGIN
     END LOOP;
 END
 $fn$;
-CREATE FUNCTION memory_fabric_router._p_verify_audit(part_no integer, pin_value text, arg1 text)
+CREATE FUNCTION memory_fabric_router._p_verify_audit(part_no integer, pin_value text, intent_value text, arg1 text)
 RETURNS TABLE(links bigint, intact boolean, broken_seq bigint, broken_table text, broken_id text, problem text, head_seq bigint, head_digest text)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.verify_audit(pin_value, arg1);
+    SELECT * FROM memory_fabric_shard.verify_audit(memory_fabric_shard._intent(pin_value, intent_value), arg1);
 $fn$;
-CREATE FUNCTION memory_fabric_router._pro_verify_audit(part_no integer, pin_value text, arg1 text)
+CREATE FUNCTION memory_fabric_router._pro_verify_audit(part_no integer, pin_value text, intent_value text, arg1 text)
 RETURNS TABLE(links bigint, intact boolean, broken_seq bigint, broken_table text, broken_id text, problem text, head_seq bigint, head_digest text)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.verify_audit(memory_fabric_shard._read_only(pin_value), arg1);
+    SELECT * FROM memory_fabric_shard.verify_audit(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)), arg1);
 $fn$;
 CREATE FUNCTION memory_fabric.verify_audit(tenant_id text)
 RETURNS TABLE(links bigint, intact boolean, broken_seq bigint, broken_table text, broken_id text, problem text, head_seq bigint, head_digest text)
@@ -1504,10 +1814,10 @@ BEGIN
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
             IF v_ro THEN
-                RETURN QUERY SELECT * FROM memory_fabric_router._pro_verify_audit(v_shard, v_pin, $1);
+                RETURN QUERY SELECT * FROM memory_fabric_router._pro_verify_audit(v_shard, v_pin, memory_fabric_router._intent_pin(), $1);
                 RETURN;
             END IF;
-            RETURN QUERY SELECT * FROM memory_fabric_router._p_verify_audit(v_shard, v_pin, $1);
+            RETURN QUERY SELECT * FROM memory_fabric_router._p_verify_audit(v_shard, v_pin, memory_fabric_router._intent_pin(), $1);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1552,6 +1862,19 @@ BEGIN
     END LOOP;
 END
 $fn$;
+CREATE FUNCTION memory_fabric_router._p_capture_review_promote(part_no integer, pin_value text, intent_value text, p_tenant text, p_text text, p_source text, p_classification text, p_user_id text,
+    p_intent_id text, p_evidence_refs jsonb, p_entity text, p_predicate text, p_value jsonb, p_write_class text,
+    p_confidence double precision, p_actor text, p_metadata jsonb)
+RETURNS TABLE (candidate_id text, status text, reviewer text, resolution text, reason text, memory_id text)
+LANGUAGE plproxy
+AS $fn$
+    CLUSTER 'memory_fabric';
+    RUN ON part_no;
+    SELECT * FROM memory_fabric_shard.capture_review_promote(memory_fabric_shard._intent(pin_value, intent_value),
+        p_tenant, p_text, p_source, p_classification,
+        p_user_id, p_intent_id, p_evidence_refs, p_entity, p_predicate, p_value, p_write_class, p_confidence, p_actor,
+        p_metadata);
+$fn$;
 CREATE OR REPLACE FUNCTION memory_fabric_router.capture_review_promote(tenant_id text, text text, source text, classification text,
     user_id text DEFAULT NULL, intent_id text DEFAULT NULL, evidence_refs jsonb DEFAULT '[]', entity text DEFAULT NULL,
     predicate text DEFAULT NULL, value jsonb DEFAULT NULL, write_class text DEFAULT NULL,
@@ -1569,7 +1892,8 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
-            RETURN QUERY SELECT * FROM memory_fabric_router._p_capture_review_promote(v_shard, v_pin, $1, $2, $3, $4, $5, $6,
+            RETURN QUERY SELECT * FROM memory_fabric_router._p_capture_review_promote(v_shard, v_pin,
+                memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6,
                 $7, $8, $9, $10, $11, $12, $13, $14);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
@@ -1825,6 +2149,7 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric_router.shard_count() FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric_router.shard_for(p_tenant text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric_router._pin() FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._intent_pin() FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric_router._pinned_shard() FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric_router._route(keyed boolean, p_tenant text, p_pin text, p_all boolean) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric_router._read_only() FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
@@ -1865,89 +2190,89 @@ REVOKE ALL ON FUNCTION memory_fabric_router.read_embedding_models() FROM PUBLIC,
 REVOKE ALL ON FUNCTION memory_fabric_router._p_read_tenant_grants(part_no integer, pin_value text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric_router._pro_read_tenant_grants(part_no integer, pin_value text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric_router.read_tenant_grants() FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p__promote_pending_batch(part_no integer, pin_value text, arg1 text, arg2 timestamp with time zone, arg3 text, arg4 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p__promote_pending_batch(part_no integer, pin_value text, intent_value text, arg1 text, arg2 timestamp with time zone, arg3 text, arg4 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric._promote_pending_batch(tenant_id text, after_captured_at timestamp with time zone, after_id text, batch_size integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p__promote_pending_count(part_no integer, pin_value text, arg1 text, arg2 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro__promote_pending_count(part_no integer, pin_value text, arg1 text, arg2 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p__promote_pending_count(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro__promote_pending_count(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric._promote_pending_count(tenant_id text, batch_size integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p__purge_expired_batch(part_no integer, pin_value text, arg1 text, arg2 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p__purge_expired_batch(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric._purge_expired_batch(tenant_id text, batch_size integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p__purge_expired_pending(part_no integer, pin_value text, arg1 text, arg2 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro__purge_expired_pending(part_no integer, pin_value text, arg1 text, arg2 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p__purge_expired_pending(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro__purge_expired_pending(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric._purge_expired_pending(tenant_id text, batch_size integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p__reembed_batch(part_no integer, pin_value text, arg1 text, arg2 text, arg3 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p__reembed_batch(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric._reembed_batch(tenant_id text, model text, batch_size integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p__reembed_pending(part_no integer, pin_value text, arg1 text, arg2 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro__reembed_pending(part_no integer, pin_value text, arg1 text, arg2 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p__reembed_pending(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro__reembed_pending(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric._reembed_pending(tenant_id text, batch_size integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_approve(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_approve(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.approve(candidate_id text, approver text, notes text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_candidate_evidence(part_no integer, pin_value text, arg1 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro_candidate_evidence(part_no integer, pin_value text, arg1 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_candidate_evidence(part_no integer, pin_value text, intent_value text, arg1 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro_candidate_evidence(part_no integer, pin_value text, intent_value text, arg1 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.candidate_evidence(candidate_id text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_capture_memory(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text, arg6 text, arg7 jsonb, arg8 text, arg9 text, arg10 jsonb, arg11 text, arg12 double precision, arg13 text, arg14 public.vector, arg15 text, arg16 text, arg17 jsonb) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_capture_memory(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text, arg6 text, arg7 jsonb, arg8 text, arg9 text, arg10 jsonb, arg11 text, arg12 double precision, arg13 text, arg14 public.vector, arg15 text, arg16 text, arg17 jsonb) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.capture_memory(tenant_id text, text text, source text, classification text, user_id text, intent_id text, evidence_refs jsonb, entity text, predicate text, value jsonb, write_class text, confidence double precision, actor text, embedding public.vector, embedding_model text, supersedes text, metadata jsonb) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_create_embedding_index(part_no integer, pin_value text, arg1 text, arg2 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._pall_create_embedding_index(part_no integer, pin_value text, arg1 text, arg2 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_create_embedding_index(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pall_create_embedding_index(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.create_embedding_index(model text, dimensions integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_edit(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 jsonb, arg6 jsonb, arg7 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_edit(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 jsonb, arg6 jsonb, arg7 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.edit(candidate_id text, editor text, text text, classification text, evidence_refs jsonb, value jsonb, notes text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_explain_recall(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text[], arg6 timestamp with time zone) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro_explain_recall(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text[], arg6 timestamp with time zone) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_explain_recall(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text[], arg6 timestamp with time zone) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro_explain_recall(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text[], arg6 timestamp with time zone) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.explain_recall(tenant_id text, memory_id text, intent_id text, user_id text, classification_allowed text[], as_of timestamp with time zone) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_forget_subject(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_forget_subject(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.forget_subject(tenant_id text, user_id text, reason text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_grant_tenant(part_no integer, pin_value text, arg1 text, arg2 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._pall_grant_tenant(part_no integer, pin_value text, arg1 text, arg2 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_grant_tenant(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pall_grant_tenant(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.grant_tenant(role text, tenant_id text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_memory_history(part_no integer, pin_value text, arg1 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro_memory_history(part_no integer, pin_value text, arg1 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_memory_history(part_no integer, pin_value text, intent_value text, arg1 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro_memory_history(part_no integer, pin_value text, intent_value text, arg1 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.memory_history(id text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_my_tenants(part_no integer, pin_value text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._pall_my_tenants(part_no integer, pin_value text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro_my_tenants(part_no integer, pin_value text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._proall_my_tenants(part_no integer, pin_value text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_my_tenants(part_no integer, pin_value text, intent_value text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pall_my_tenants(part_no integer, pin_value text, intent_value text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro_my_tenants(part_no integer, pin_value text, intent_value text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._proall_my_tenants(part_no integer, pin_value text, intent_value text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.my_tenants() FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_promote(part_no integer, pin_value text, arg1 text, arg2 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_promote(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.promote(candidate_id text, approver text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_purge_expired(part_no integer, pin_value text, arg1 text, arg2 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_purge_expired(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.purge_expired(tenant_id text, batch_size integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_recall(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 integer, arg5 text[], arg6 text, arg7 public.vector, arg8 timestamp with time zone, arg9 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro_recall(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 integer, arg5 text[], arg6 text, arg7 public.vector, arg8 timestamp with time zone, arg9 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_recall(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 integer, arg5 text[], arg6 text, arg7 public.vector, arg8 timestamp with time zone, arg9 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro_recall(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 integer, arg5 text[], arg6 text, arg7 public.vector, arg8 timestamp with time zone, arg9 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.recall(tenant_id text, intent_id text, user_id text, max_recalls integer, classification_allowed text[], query_text text, query_embedding public.vector, as_of timestamp with time zone, query_embedding_model text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_recall_fact(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text, arg6 integer, arg7 text[], arg8 timestamp with time zone) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro_recall_fact(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text, arg6 integer, arg7 text[], arg8 timestamp with time zone) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_recall_fact(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text, arg6 integer, arg7 text[], arg8 timestamp with time zone) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro_recall_fact(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text, arg6 integer, arg7 text[], arg8 timestamp with time zone) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.recall_fact(tenant_id text, intent_id text, fact_entity text, fact_predicate text, user_id text, max_recalls integer, classification_allowed text[], as_of timestamp with time zone) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_record_consent(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text[], arg6 text[], arg7 timestamp with time zone, arg8 jsonb, arg9 text, arg10 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_record_consent(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text[], arg6 text[], arg7 timestamp with time zone, arg8 jsonb, arg9 text, arg10 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.record_consent(tenant_id text, subject text, purpose text, basis text, predicates_allowed text[], classifications_allowed text[], valid_until timestamp with time zone, evidence_refs jsonb, auditor_id text, supersedes text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_register_embedding_model(part_no integer, pin_value text, arg1 text, arg2 text, arg3 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_register_embedding_model(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.register_embedding_model(tenant_id text, model text, dimensions integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_reject(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_reject(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.reject(candidate_id text, approver text, reason text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_retract(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_retract(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.retract(memory_id text, reason text, retracted_by text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_review_candidate(part_no integer, pin_value text, arg1 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_review_candidate(part_no integer, pin_value text, intent_value text, arg1 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.review_candidate(candidate_id text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_review_status(part_no integer, pin_value text, arg1 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro_review_status(part_no integer, pin_value text, arg1 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_review_status(part_no integer, pin_value text, intent_value text, arg1 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro_review_status(part_no integer, pin_value text, intent_value text, arg1 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.review_status(candidate_id text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_revoke_consent(part_no integer, pin_value text, arg1 text, arg2 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_revoke_consent(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.revoke_consent(consent_id text, reason text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_revoke_tenant(part_no integer, pin_value text, arg1 text, arg2 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._pall_revoke_tenant(part_no integer, pin_value text, arg1 text, arg2 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_revoke_tenant(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pall_revoke_tenant(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.revoke_tenant(role text, tenant_id text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_set_policy(part_no integer, pin_value text, arg1 text, arg2 jsonb, arg3 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._pall_set_policy(part_no integer, pin_value text, arg1 text, arg2 jsonb, arg3 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_set_policy(part_no integer, pin_value text, intent_value text, arg1 text, arg2 jsonb, arg3 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pall_set_policy(part_no integer, pin_value text, intent_value text, arg1 text, arg2 jsonb, arg3 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.set_policy(tenant_id text, patch jsonb, note text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_verify_audit(part_no integer, pin_value text, arg1 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro_verify_audit(part_no integer, pin_value text, arg1 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_verify_audit(part_no integer, pin_value text, intent_value text, arg1 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro_verify_audit(part_no integer, pin_value text, intent_value text, arg1 text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric.verify_audit(tenant_id text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON PROCEDURE memory_fabric.promote_pending(IN tenant_id text, IN batch_size integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON PROCEDURE memory_fabric.purge_expired_memories(IN tenant_id text, IN batch_size integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON PROCEDURE memory_fabric.reembed_memories(IN tenant_id text, IN batch_size integer) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric_router._read_cluster() FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric_router.metrics_rollup() FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_capture_review_promote(part_no integer, pin_value text, p_tenant text, p_text text, p_source text, p_classification text, p_user_id text, p_intent_id text, p_evidence_refs jsonb, p_entity text, p_predicate text, p_value jsonb, p_write_class text, p_confidence double precision, p_actor text, p_metadata jsonb) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_capture_review_promote(part_no integer, pin_value text, intent_value text, p_tenant text, p_text text, p_source text, p_classification text, p_user_id text, p_intent_id text, p_evidence_refs jsonb, p_entity text, p_predicate text, p_value jsonb, p_write_class text, p_confidence double precision, p_actor text, p_metadata jsonb) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric_router.capture_review_promote(tenant_id text, text text, source text, classification text, user_id text, intent_id text, evidence_refs jsonb, entity text, predicate text, value jsonb, write_class text, confidence double precision, actor text, metadata jsonb) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric_router._p_move_census(part_no integer, tenant text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric_router._p_move_policies(part_no integer, tenant text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
@@ -1968,6 +2293,7 @@ REVOKE ALL ON FUNCTION memory_fabric_router.role_definitions() FROM PUBLIC, memo
 REVOKE ALL ON FUNCTION memory_fabric_router._pall_sync_roles(defs jsonb) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric_router.sync_roles() FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric_router._pin() TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._intent_pin() TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric_router._pinned_shard() TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric_router._route(boolean, text, text, boolean) TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric_router._read_only() TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
@@ -2008,82 +2334,82 @@ GRANT EXECUTE ON FUNCTION memory_fabric_router.read_embedding_models() TO memory
 GRANT EXECUTE ON FUNCTION memory_fabric_router._p_read_tenant_grants(integer, text) TO memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_read_tenant_grants(integer, text) TO memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric_router.read_tenant_grants() TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p__promote_pending_batch(integer, text, text, timestamp with time zone, text, integer) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p__promote_pending_batch(integer, text, text, text, timestamp with time zone, text, integer) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 GRANT EXECUTE ON FUNCTION memory_fabric._promote_pending_batch(tenant_id text, after_captured_at timestamp with time zone, after_id text, batch_size integer) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p__promote_pending_count(integer, text, text, integer) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro__promote_pending_count(integer, text, text, integer) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p__promote_pending_count(integer, text, text, text, integer) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro__promote_pending_count(integer, text, text, text, integer) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 GRANT EXECUTE ON FUNCTION memory_fabric._promote_pending_count(tenant_id text, batch_size integer) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p__purge_expired_batch(integer, text, text, integer) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p__purge_expired_batch(integer, text, text, text, integer) TO memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric._purge_expired_batch(tenant_id text, batch_size integer) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p__purge_expired_pending(integer, text, text, integer) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro__purge_expired_pending(integer, text, text, integer) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p__purge_expired_pending(integer, text, text, text, integer) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro__purge_expired_pending(integer, text, text, text, integer) TO memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric._purge_expired_pending(tenant_id text, batch_size integer) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p__reembed_batch(integer, text, text, text, integer) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p__reembed_batch(integer, text, text, text, text, integer) TO memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric._reembed_batch(tenant_id text, model text, batch_size integer) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p__reembed_pending(integer, text, text, integer) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro__reembed_pending(integer, text, text, integer) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p__reembed_pending(integer, text, text, text, integer) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro__reembed_pending(integer, text, text, text, integer) TO memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric._reembed_pending(tenant_id text, batch_size integer) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_approve(integer, text, text, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_approve(integer, text, text, text, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
 GRANT EXECUTE ON FUNCTION memory_fabric.approve(candidate_id text, approver text, notes text) TO memory_fabric_admin, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_candidate_evidence(integer, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_candidate_evidence(integer, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_candidate_evidence(integer, text, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_candidate_evidence(integer, text, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
 GRANT EXECUTE ON FUNCTION memory_fabric.candidate_evidence(candidate_id text) TO memory_fabric_admin, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_capture_memory(integer, text, text, text, text, text, text, text, jsonb, text, text, jsonb, text, double precision, text, public.vector, text, text, jsonb) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_capture_memory(integer, text, text, text, text, text, text, text, text, jsonb, text, text, jsonb, text, double precision, text, public.vector, text, text, jsonb) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 GRANT EXECUTE ON FUNCTION memory_fabric.capture_memory(tenant_id text, text text, source text, classification text, user_id text, intent_id text, evidence_refs jsonb, entity text, predicate text, value jsonb, write_class text, confidence double precision, actor text, embedding public.vector, embedding_model text, supersedes text, metadata jsonb) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_create_embedding_index(integer, text, text, integer) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pall_create_embedding_index(integer, text, text, integer) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_create_embedding_index(integer, text, text, text, integer) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pall_create_embedding_index(integer, text, text, text, integer) TO memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric.create_embedding_index(model text, dimensions integer) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_edit(integer, text, text, text, text, text, jsonb, jsonb, text) TO memory_fabric_admin, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_edit(integer, text, text, text, text, text, text, jsonb, jsonb, text) TO memory_fabric_admin, memory_fabric_reviewer;
 GRANT EXECUTE ON FUNCTION memory_fabric.edit(candidate_id text, editor text, text text, classification text, evidence_refs jsonb, value jsonb, notes text) TO memory_fabric_admin, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_explain_recall(integer, text, text, text, text, text, text[], timestamp with time zone) TO memory_fabric_admin, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_explain_recall(integer, text, text, text, text, text, text[], timestamp with time zone) TO memory_fabric_admin, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_explain_recall(integer, text, text, text, text, text, text, text[], timestamp with time zone) TO memory_fabric_admin, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_explain_recall(integer, text, text, text, text, text, text, text[], timestamp with time zone) TO memory_fabric_admin, memory_fabric_reviewer;
 GRANT EXECUTE ON FUNCTION memory_fabric.explain_recall(tenant_id text, memory_id text, intent_id text, user_id text, classification_allowed text[], as_of timestamp with time zone) TO memory_fabric_admin, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_forget_subject(integer, text, text, text, text) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_forget_subject(integer, text, text, text, text, text) TO memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric.forget_subject(tenant_id text, user_id text, reason text) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_grant_tenant(integer, text, text, text) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pall_grant_tenant(integer, text, text, text) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_grant_tenant(integer, text, text, text, text) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pall_grant_tenant(integer, text, text, text, text) TO memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric.grant_tenant(role text, tenant_id text) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_memory_history(integer, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_memory_history(integer, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_memory_history(integer, text, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_memory_history(integer, text, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
 GRANT EXECUTE ON FUNCTION memory_fabric.memory_history(id text) TO memory_fabric_admin, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_my_tenants(integer, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pall_my_tenants(integer, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_my_tenants(integer, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._proall_my_tenants(integer, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_my_tenants(integer, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pall_my_tenants(integer, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_my_tenants(integer, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._proall_my_tenants(integer, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 GRANT EXECUTE ON FUNCTION memory_fabric.my_tenants() TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_promote(integer, text, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_promote(integer, text, text, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 GRANT EXECUTE ON FUNCTION memory_fabric.promote(candidate_id text, approver text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_purge_expired(integer, text, text, integer) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_purge_expired(integer, text, text, text, integer) TO memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric.purge_expired(tenant_id text, batch_size integer) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_recall(integer, text, text, text, text, integer, text[], text, public.vector, timestamp with time zone, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_recall(integer, text, text, text, text, integer, text[], text, public.vector, timestamp with time zone, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_recall(integer, text, text, text, text, text, integer, text[], text, public.vector, timestamp with time zone, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_recall(integer, text, text, text, text, text, integer, text[], text, public.vector, timestamp with time zone, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 GRANT EXECUTE ON FUNCTION memory_fabric.recall(tenant_id text, intent_id text, user_id text, max_recalls integer, classification_allowed text[], query_text text, query_embedding public.vector, as_of timestamp with time zone, query_embedding_model text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_recall_fact(integer, text, text, text, text, text, text, integer, text[], timestamp with time zone) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_recall_fact(integer, text, text, text, text, text, text, integer, text[], timestamp with time zone) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_recall_fact(integer, text, text, text, text, text, text, text, integer, text[], timestamp with time zone) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_recall_fact(integer, text, text, text, text, text, text, text, integer, text[], timestamp with time zone) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 GRANT EXECUTE ON FUNCTION memory_fabric.recall_fact(tenant_id text, intent_id text, fact_entity text, fact_predicate text, user_id text, max_recalls integer, classification_allowed text[], as_of timestamp with time zone) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_record_consent(integer, text, text, text, text, text, text[], text[], timestamp with time zone, jsonb, text, text) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_record_consent(integer, text, text, text, text, text, text, text[], text[], timestamp with time zone, jsonb, text, text) TO memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric.record_consent(tenant_id text, subject text, purpose text, basis text, predicates_allowed text[], classifications_allowed text[], valid_until timestamp with time zone, evidence_refs jsonb, auditor_id text, supersedes text) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_register_embedding_model(integer, text, text, text, integer) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_register_embedding_model(integer, text, text, text, text, integer) TO memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric.register_embedding_model(tenant_id text, model text, dimensions integer) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_reject(integer, text, text, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_reject(integer, text, text, text, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
 GRANT EXECUTE ON FUNCTION memory_fabric.reject(candidate_id text, approver text, reason text) TO memory_fabric_admin, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_retract(integer, text, text, text, text) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_retract(integer, text, text, text, text, text) TO memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric.retract(memory_id text, reason text, retracted_by text) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_review_candidate(integer, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_review_candidate(integer, text, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 GRANT EXECUTE ON FUNCTION memory_fabric.review_candidate(candidate_id text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_review_status(integer, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_review_status(integer, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_review_status(integer, text, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_review_status(integer, text, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 GRANT EXECUTE ON FUNCTION memory_fabric.review_status(candidate_id text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_revoke_consent(integer, text, text, text) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_revoke_consent(integer, text, text, text, text) TO memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric.revoke_consent(consent_id text, reason text) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_revoke_tenant(integer, text, text, text) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pall_revoke_tenant(integer, text, text, text) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_revoke_tenant(integer, text, text, text, text) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pall_revoke_tenant(integer, text, text, text, text) TO memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric.revoke_tenant(role text, tenant_id text) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_set_policy(integer, text, text, jsonb, text) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pall_set_policy(integer, text, text, jsonb, text) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_set_policy(integer, text, text, text, jsonb, text) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pall_set_policy(integer, text, text, text, jsonb, text) TO memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric.set_policy(tenant_id text, patch jsonb, note text) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_verify_audit(integer, text, text) TO memory_fabric_admin;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_verify_audit(integer, text, text) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_verify_audit(integer, text, text, text) TO memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_verify_audit(integer, text, text, text) TO memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric.verify_audit(tenant_id text) TO memory_fabric_admin;
 GRANT EXECUTE ON PROCEDURE memory_fabric.promote_pending(IN tenant_id text, IN batch_size integer) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 GRANT EXECUTE ON PROCEDURE memory_fabric.purge_expired_memories(IN tenant_id text, IN batch_size integer) TO memory_fabric_admin;

@@ -89,6 +89,14 @@ AS $fn$ SELECT NULLIF(pg_catalog.current_setting('memory_fabric.tenant_id', true
 REVOKE ALL ON FUNCTION memory_fabric_router._pin() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric_router._pin() TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 
+-- The intent pin as the extension reads it (memory_fabric.intent_id; unset and empty mean none):
+-- every routed call carries it to the shard.
+CREATE FUNCTION memory_fabric_router._intent_pin() RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$ SELECT NULLIF(pg_catalog.current_setting('memory_fabric.intent_id', true), '') $fn$;
+REVOKE ALL ON FUNCTION memory_fabric_router._intent_pin() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._intent_pin() TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+
 -- The shard of the tenant the transaction is pinned to, read from the pin itself (not from an
 -- argument): what a routed call of a role that is not a superuser may learn of the directory.
 CREATE FUNCTION memory_fabric_router._pinned_shard() RETURNS integer
@@ -1070,16 +1078,16 @@ GRANT SELECT ON memory_fabric.tenant_grants TO memory_fabric_admin;
 
 -- The functions.
 
-CREATE FUNCTION memory_fabric_router._p__promote_pending_batch(part_no integer, pin_value text, arg1 text, arg2 timestamp with time zone, arg3 text, arg4 integer)
+CREATE FUNCTION memory_fabric_router._p__promote_pending_batch(part_no integer, pin_value text, intent_value text, arg1 text, arg2 timestamp with time zone, arg3 text, arg4 integer)
 RETURNS TABLE(looked integer, reviewed integer, promoted integer, last_captured_at timestamp with time zone, last_id text)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard._promote_pending_batch(pin_value, arg1, arg2, arg3, arg4);
+    SELECT * FROM memory_fabric_shard._promote_pending_batch(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3, arg4);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p__promote_pending_batch(integer, text, text, timestamp with time zone, text, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p__promote_pending_batch(integer, text, text, timestamp with time zone, text, integer) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._p__promote_pending_batch(integer, text, text, text, timestamp with time zone, text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p__promote_pending_batch(integer, text, text, text, timestamp with time zone, text, integer) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 CREATE FUNCTION memory_fabric._promote_pending_batch(tenant_id text, after_captured_at timestamp with time zone, after_id text, batch_size integer)
 RETURNS TABLE(looked integer, reviewed integer, promoted integer, last_captured_at timestamp with time zone, last_id text)
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -1094,7 +1102,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
-            RETURN QUERY SELECT * FROM memory_fabric_router._p__promote_pending_batch(v_shard, v_pin, $1, $2, $3, $4);
+            RETURN QUERY SELECT * FROM memory_fabric_router._p__promote_pending_batch(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3, $4);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1108,27 +1116,27 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric._promote_pending_batch(tenant_id text, after_captured_at timestamp with time zone, after_id text, batch_size integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric._promote_pending_batch(tenant_id text, after_captured_at timestamp with time zone, after_id text, batch_size integer) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._p__promote_pending_count(part_no integer, pin_value text, arg1 text, arg2 integer)
+CREATE FUNCTION memory_fabric_router._p__promote_pending_count(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer)
 RETURNS bigint
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT memory_fabric_shard._promote_pending_count(pin_value, arg1, arg2);
+    SELECT memory_fabric_shard._promote_pending_count(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p__promote_pending_count(integer, text, text, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p__promote_pending_count(integer, text, text, integer) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._p__promote_pending_count(integer, text, text, text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p__promote_pending_count(integer, text, text, text, integer) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._pro__promote_pending_count(part_no integer, pin_value text, arg1 text, arg2 integer)
+CREATE FUNCTION memory_fabric_router._pro__promote_pending_count(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer)
 RETURNS bigint
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT memory_fabric_shard._promote_pending_count(memory_fabric_shard._read_only(pin_value), arg1, arg2);
+    SELECT memory_fabric_shard._promote_pending_count(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)), arg1, arg2);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro__promote_pending_count(integer, text, text, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro__promote_pending_count(integer, text, text, integer) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro__promote_pending_count(integer, text, text, text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro__promote_pending_count(integer, text, text, text, integer) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 CREATE FUNCTION memory_fabric._promote_pending_count(tenant_id text, batch_size integer)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -1144,9 +1152,9 @@ BEGIN
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
             IF v_ro THEN
-                RETURN memory_fabric_router._pro__promote_pending_count(v_shard, v_pin, $1, $2);
+                RETURN memory_fabric_router._pro__promote_pending_count(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
             END IF;
-            RETURN memory_fabric_router._p__promote_pending_count(v_shard, v_pin, $1, $2);
+            RETURN memory_fabric_router._p__promote_pending_count(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
             IF NOT memory_fabric_router._again(st, msg, v_t0) THEN
@@ -1159,16 +1167,16 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric._promote_pending_count(tenant_id text, batch_size integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric._promote_pending_count(tenant_id text, batch_size integer) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._p__purge_expired_batch(part_no integer, pin_value text, arg1 text, arg2 integer)
+CREATE FUNCTION memory_fabric_router._p__purge_expired_batch(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer)
 RETURNS bigint
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT memory_fabric_shard._purge_expired_batch(pin_value, arg1, arg2);
+    SELECT memory_fabric_shard._purge_expired_batch(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p__purge_expired_batch(integer, text, text, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p__purge_expired_batch(integer, text, text, integer) TO memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p__purge_expired_batch(integer, text, text, text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p__purge_expired_batch(integer, text, text, text, integer) TO memory_fabric_admin;
 CREATE FUNCTION memory_fabric._purge_expired_batch(tenant_id text, batch_size integer)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -1183,7 +1191,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
-            RETURN memory_fabric_router._p__purge_expired_batch(v_shard, v_pin, $1, $2);
+            RETURN memory_fabric_router._p__purge_expired_batch(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
             IF NOT memory_fabric_router._again(st, msg, v_t0) THEN
@@ -1196,27 +1204,27 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric._purge_expired_batch(tenant_id text, batch_size integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric._purge_expired_batch(tenant_id text, batch_size integer) TO memory_fabric_admin;
 
-CREATE FUNCTION memory_fabric_router._p__purge_expired_pending(part_no integer, pin_value text, arg1 text, arg2 integer)
+CREATE FUNCTION memory_fabric_router._p__purge_expired_pending(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer)
 RETURNS bigint
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT memory_fabric_shard._purge_expired_pending(pin_value, arg1, arg2);
+    SELECT memory_fabric_shard._purge_expired_pending(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p__purge_expired_pending(integer, text, text, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p__purge_expired_pending(integer, text, text, integer) TO memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p__purge_expired_pending(integer, text, text, text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p__purge_expired_pending(integer, text, text, text, integer) TO memory_fabric_admin;
 
-CREATE FUNCTION memory_fabric_router._pro__purge_expired_pending(part_no integer, pin_value text, arg1 text, arg2 integer)
+CREATE FUNCTION memory_fabric_router._pro__purge_expired_pending(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer)
 RETURNS bigint
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT memory_fabric_shard._purge_expired_pending(memory_fabric_shard._read_only(pin_value), arg1, arg2);
+    SELECT memory_fabric_shard._purge_expired_pending(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)), arg1, arg2);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro__purge_expired_pending(integer, text, text, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro__purge_expired_pending(integer, text, text, integer) TO memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro__purge_expired_pending(integer, text, text, text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro__purge_expired_pending(integer, text, text, text, integer) TO memory_fabric_admin;
 CREATE FUNCTION memory_fabric._purge_expired_pending(tenant_id text, batch_size integer)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -1232,9 +1240,9 @@ BEGIN
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
             IF v_ro THEN
-                RETURN memory_fabric_router._pro__purge_expired_pending(v_shard, v_pin, $1, $2);
+                RETURN memory_fabric_router._pro__purge_expired_pending(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
             END IF;
-            RETURN memory_fabric_router._p__purge_expired_pending(v_shard, v_pin, $1, $2);
+            RETURN memory_fabric_router._p__purge_expired_pending(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
             IF NOT memory_fabric_router._again(st, msg, v_t0) THEN
@@ -1247,16 +1255,16 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric._purge_expired_pending(tenant_id text, batch_size integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric._purge_expired_pending(tenant_id text, batch_size integer) TO memory_fabric_admin;
 
-CREATE FUNCTION memory_fabric_router._p__reembed_batch(part_no integer, pin_value text, arg1 text, arg2 text, arg3 integer)
+CREATE FUNCTION memory_fabric_router._p__reembed_batch(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 integer)
 RETURNS integer
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT memory_fabric_shard._reembed_batch(pin_value, arg1, arg2, arg3);
+    SELECT memory_fabric_shard._reembed_batch(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p__reembed_batch(integer, text, text, text, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p__reembed_batch(integer, text, text, text, integer) TO memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p__reembed_batch(integer, text, text, text, text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p__reembed_batch(integer, text, text, text, text, integer) TO memory_fabric_admin;
 CREATE FUNCTION memory_fabric._reembed_batch(tenant_id text, model text, batch_size integer)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -1271,7 +1279,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
-            RETURN memory_fabric_router._p__reembed_batch(v_shard, v_pin, $1, $2, $3);
+            RETURN memory_fabric_router._p__reembed_batch(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3);
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
             IF NOT memory_fabric_router._again(st, msg, v_t0) THEN
@@ -1284,27 +1292,27 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric._reembed_batch(tenant_id text, model text, batch_size integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric._reembed_batch(tenant_id text, model text, batch_size integer) TO memory_fabric_admin;
 
-CREATE FUNCTION memory_fabric_router._p__reembed_pending(part_no integer, pin_value text, arg1 text, arg2 integer)
+CREATE FUNCTION memory_fabric_router._p__reembed_pending(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer)
 RETURNS TABLE(model text, pending bigint)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard._reembed_pending(pin_value, arg1, arg2);
+    SELECT * FROM memory_fabric_shard._reembed_pending(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p__reembed_pending(integer, text, text, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p__reembed_pending(integer, text, text, integer) TO memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p__reembed_pending(integer, text, text, text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p__reembed_pending(integer, text, text, text, integer) TO memory_fabric_admin;
 
-CREATE FUNCTION memory_fabric_router._pro__reembed_pending(part_no integer, pin_value text, arg1 text, arg2 integer)
+CREATE FUNCTION memory_fabric_router._pro__reembed_pending(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer)
 RETURNS TABLE(model text, pending bigint)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard._reembed_pending(memory_fabric_shard._read_only(pin_value), arg1, arg2);
+    SELECT * FROM memory_fabric_shard._reembed_pending(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)), arg1, arg2);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro__reembed_pending(integer, text, text, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro__reembed_pending(integer, text, text, integer) TO memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro__reembed_pending(integer, text, text, text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro__reembed_pending(integer, text, text, text, integer) TO memory_fabric_admin;
 CREATE FUNCTION memory_fabric._reembed_pending(tenant_id text, batch_size integer)
 RETURNS TABLE(model text, pending bigint)
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -1320,10 +1328,10 @@ BEGIN
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
             IF v_ro THEN
-                RETURN QUERY SELECT * FROM memory_fabric_router._pro__reembed_pending(v_shard, v_pin, $1, $2);
+                RETURN QUERY SELECT * FROM memory_fabric_router._pro__reembed_pending(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
                 RETURN;
             END IF;
-            RETURN QUERY SELECT * FROM memory_fabric_router._p__reembed_pending(v_shard, v_pin, $1, $2);
+            RETURN QUERY SELECT * FROM memory_fabric_router._p__reembed_pending(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1337,16 +1345,16 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric._reembed_pending(tenant_id text, batch_size integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric._reembed_pending(tenant_id text, batch_size integer) TO memory_fabric_admin;
 
-CREATE FUNCTION memory_fabric_router._p_approve(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text)
+CREATE FUNCTION memory_fabric_router._p_approve(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text)
 RETURNS memory_fabric.promoted_memory
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.approve(pin_value, arg1, arg2, arg3);
+    SELECT * FROM memory_fabric_shard.approve(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_approve(integer, text, text, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_approve(integer, text, text, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_approve(integer, text, text, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_approve(integer, text, text, text, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
 CREATE FUNCTION memory_fabric.approve(candidate_id text, approver text, notes text DEFAULT NULL::text)
 RETURNS memory_fabric.promoted_memory
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -1362,7 +1370,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(false, NULL::text, v_pin);
         BEGIN
-            SELECT * INTO r FROM memory_fabric_router._p_approve(v_shard, v_pin, $1, $2, $3);
+            SELECT * INTO r FROM memory_fabric_router._p_approve(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1376,27 +1384,27 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.approve(candidate_id text, approver text, notes text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.approve(candidate_id text, approver text, notes text) TO memory_fabric_admin, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._p_candidate_evidence(part_no integer, pin_value text, arg1 text)
+CREATE FUNCTION memory_fabric_router._p_candidate_evidence(part_no integer, pin_value text, intent_value text, arg1 text)
 RETURNS TABLE(evidence_ref text, untrusted_origin text, policy_version integer)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.candidate_evidence(pin_value, arg1);
+    SELECT * FROM memory_fabric_shard.candidate_evidence(memory_fabric_shard._intent(pin_value, intent_value), arg1);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_candidate_evidence(integer, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_candidate_evidence(integer, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_candidate_evidence(integer, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_candidate_evidence(integer, text, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._pro_candidate_evidence(part_no integer, pin_value text, arg1 text)
+CREATE FUNCTION memory_fabric_router._pro_candidate_evidence(part_no integer, pin_value text, intent_value text, arg1 text)
 RETURNS TABLE(evidence_ref text, untrusted_origin text, policy_version integer)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.candidate_evidence(memory_fabric_shard._read_only(pin_value), arg1);
+    SELECT * FROM memory_fabric_shard.candidate_evidence(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)), arg1);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro_candidate_evidence(integer, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_candidate_evidence(integer, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro_candidate_evidence(integer, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_candidate_evidence(integer, text, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
 CREATE FUNCTION memory_fabric.candidate_evidence(candidate_id text)
 RETURNS TABLE(evidence_ref text, untrusted_origin text, policy_version integer)
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -1412,10 +1420,10 @@ BEGIN
         v_shard := memory_fabric_router._route(false, NULL::text, v_pin);
         BEGIN
             IF v_ro THEN
-                RETURN QUERY SELECT * FROM memory_fabric_router._pro_candidate_evidence(v_shard, v_pin, $1);
+                RETURN QUERY SELECT * FROM memory_fabric_router._pro_candidate_evidence(v_shard, v_pin, memory_fabric_router._intent_pin(), $1);
                 RETURN;
             END IF;
-            RETURN QUERY SELECT * FROM memory_fabric_router._p_candidate_evidence(v_shard, v_pin, $1);
+            RETURN QUERY SELECT * FROM memory_fabric_router._p_candidate_evidence(v_shard, v_pin, memory_fabric_router._intent_pin(), $1);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1429,16 +1437,16 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.candidate_evidence(candidate_id text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.candidate_evidence(candidate_id text) TO memory_fabric_admin, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._p_capture_memory(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text, arg6 text, arg7 jsonb, arg8 text, arg9 text, arg10 jsonb, arg11 text, arg12 double precision, arg13 text, arg14 public.vector, arg15 text, arg16 text, arg17 jsonb)
+CREATE FUNCTION memory_fabric_router._p_capture_memory(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text, arg6 text, arg7 jsonb, arg8 text, arg9 text, arg10 jsonb, arg11 text, arg12 double precision, arg13 text, arg14 public.vector, arg15 text, arg16 text, arg17 jsonb)
 RETURNS memory_fabric.candidates
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.capture_memory(pin_value, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9, arg10, arg11, arg12, arg13, arg14, arg15, arg16, arg17);
+    SELECT * FROM memory_fabric_shard.capture_memory(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9, arg10, arg11, arg12, arg13, arg14, arg15, arg16, arg17);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_capture_memory(integer, text, text, text, text, text, text, text, jsonb, text, text, jsonb, text, double precision, text, public.vector, text, text, jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_capture_memory(integer, text, text, text, text, text, text, text, jsonb, text, text, jsonb, text, double precision, text, public.vector, text, text, jsonb) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_capture_memory(integer, text, text, text, text, text, text, text, text, jsonb, text, text, jsonb, text, double precision, text, public.vector, text, text, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_capture_memory(integer, text, text, text, text, text, text, text, text, jsonb, text, text, jsonb, text, double precision, text, public.vector, text, text, jsonb) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 CREATE FUNCTION memory_fabric.capture_memory(tenant_id text, text text, source text, classification text, user_id text DEFAULT NULL::text, intent_id text DEFAULT NULL::text, evidence_refs jsonb DEFAULT '[]'::jsonb, entity text DEFAULT NULL::text, predicate text DEFAULT NULL::text, value jsonb DEFAULT NULL::jsonb, write_class text DEFAULT NULL::text, confidence double precision DEFAULT NULL::double precision, actor text DEFAULT NULL::text, embedding public.vector DEFAULT NULL::public.vector, embedding_model text DEFAULT NULL::text, supersedes text DEFAULT NULL::text, metadata jsonb DEFAULT '{}'::jsonb)
 RETURNS memory_fabric.candidates
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -1454,7 +1462,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
-            SELECT * INTO r FROM memory_fabric_router._p_capture_memory(v_shard, v_pin, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17);
+            SELECT * INTO r FROM memory_fabric_router._p_capture_memory(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1468,26 +1476,26 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.capture_memory(tenant_id text, text text, source text, classification text, user_id text, intent_id text, evidence_refs jsonb, entity text, predicate text, value jsonb, write_class text, confidence double precision, actor text, embedding public.vector, embedding_model text, supersedes text, metadata jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.capture_memory(tenant_id text, text text, source text, classification text, user_id text, intent_id text, evidence_refs jsonb, entity text, predicate text, value jsonb, write_class text, confidence double precision, actor text, embedding public.vector, embedding_model text, supersedes text, metadata jsonb) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._p_create_embedding_index(part_no integer, pin_value text, arg1 text, arg2 integer)
+CREATE FUNCTION memory_fabric_router._p_create_embedding_index(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer)
 RETURNS text
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT memory_fabric_shard.create_embedding_index(pin_value, arg1, arg2);
+    SELECT memory_fabric_shard.create_embedding_index(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_create_embedding_index(integer, text, text, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_create_embedding_index(integer, text, text, integer) TO memory_fabric_admin;
-CREATE FUNCTION memory_fabric_router._pall_create_embedding_index(part_no integer, pin_value text, arg1 text, arg2 integer)
+REVOKE ALL ON FUNCTION memory_fabric_router._p_create_embedding_index(integer, text, text, text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_create_embedding_index(integer, text, text, text, integer) TO memory_fabric_admin;
+CREATE FUNCTION memory_fabric_router._pall_create_embedding_index(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer)
 RETURNS SETOF text
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON ALL;
-    SELECT memory_fabric_shard.create_embedding_index(pin_value, arg1, arg2);
+    SELECT memory_fabric_shard.create_embedding_index(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._pall_create_embedding_index(integer, text, text, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pall_create_embedding_index(integer, text, text, integer) TO memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pall_create_embedding_index(integer, text, text, text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pall_create_embedding_index(integer, text, text, text, integer) TO memory_fabric_admin;
 CREATE FUNCTION memory_fabric.create_embedding_index(model text, dimensions integer)
 RETURNS text
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -1496,7 +1504,7 @@ DECLARE
     st text; msg text; det text; hnt text;
 BEGIN
     PERFORM memory_fabric_router._writable();
-    RETURN (SELECT pg_catalog.min(x) FROM memory_fabric_router._pall_create_embedding_index(-1, memory_fabric_router._pin(), $1, $2) x);
+    RETURN (SELECT pg_catalog.min(x) FROM memory_fabric_router._pall_create_embedding_index(-1, memory_fabric_router._pin(), memory_fabric_router._intent_pin(), $1, $2) x);
 EXCEPTION WHEN OTHERS THEN
     GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
     PERFORM memory_fabric_router._rethrow(st, msg, det, hnt, -1, NULL);
@@ -1505,16 +1513,16 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.create_embedding_index(model text, dimensions integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.create_embedding_index(model text, dimensions integer) TO memory_fabric_admin;
 
-CREATE FUNCTION memory_fabric_router._p_edit(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 jsonb, arg6 jsonb, arg7 text)
+CREATE FUNCTION memory_fabric_router._p_edit(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 jsonb, arg6 jsonb, arg7 text)
 RETURNS memory_fabric.reviews
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.edit(pin_value, arg1, arg2, arg3, arg4, arg5, arg6, arg7);
+    SELECT * FROM memory_fabric_shard.edit(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3, arg4, arg5, arg6, arg7);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_edit(integer, text, text, text, text, text, jsonb, jsonb, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_edit(integer, text, text, text, text, text, jsonb, jsonb, text) TO memory_fabric_admin, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_edit(integer, text, text, text, text, text, text, jsonb, jsonb, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_edit(integer, text, text, text, text, text, text, jsonb, jsonb, text) TO memory_fabric_admin, memory_fabric_reviewer;
 CREATE FUNCTION memory_fabric.edit(candidate_id text, editor text, text text, classification text DEFAULT NULL::text, evidence_refs jsonb DEFAULT NULL::jsonb, value jsonb DEFAULT NULL::jsonb, notes text DEFAULT NULL::text)
 RETURNS memory_fabric.reviews
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -1530,7 +1538,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(false, NULL::text, v_pin);
         BEGIN
-            SELECT * INTO r FROM memory_fabric_router._p_edit(v_shard, v_pin, $1, $2, $3, $4, $5, $6, $7);
+            SELECT * INTO r FROM memory_fabric_router._p_edit(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6, $7);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1544,27 +1552,27 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.edit(candidate_id text, editor text, text text, classification text, evidence_refs jsonb, value jsonb, notes text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.edit(candidate_id text, editor text, text text, classification text, evidence_refs jsonb, value jsonb, notes text) TO memory_fabric_admin, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._p_explain_recall(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text[], arg6 timestamp with time zone)
+CREATE FUNCTION memory_fabric_router._p_explain_recall(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text[], arg6 timestamp with time zone)
 RETURNS TABLE(visible boolean, reasons text[], memory text, at timestamp with time zone)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.explain_recall(pin_value, arg1, arg2, arg3, arg4, arg5, arg6);
+    SELECT * FROM memory_fabric_shard.explain_recall(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3, arg4, arg5, arg6);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_explain_recall(integer, text, text, text, text, text, text[], timestamp with time zone) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_explain_recall(integer, text, text, text, text, text, text[], timestamp with time zone) TO memory_fabric_admin, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_explain_recall(integer, text, text, text, text, text, text, text[], timestamp with time zone) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_explain_recall(integer, text, text, text, text, text, text, text[], timestamp with time zone) TO memory_fabric_admin, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._pro_explain_recall(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text[], arg6 timestamp with time zone)
+CREATE FUNCTION memory_fabric_router._pro_explain_recall(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text[], arg6 timestamp with time zone)
 RETURNS TABLE(visible boolean, reasons text[], memory text, at timestamp with time zone)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.explain_recall(memory_fabric_shard._read_only(pin_value), arg1, arg2, arg3, arg4, arg5, arg6);
+    SELECT * FROM memory_fabric_shard.explain_recall(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)), arg1, arg2, arg3, arg4, arg5, arg6);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro_explain_recall(integer, text, text, text, text, text, text[], timestamp with time zone) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_explain_recall(integer, text, text, text, text, text, text[], timestamp with time zone) TO memory_fabric_admin, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro_explain_recall(integer, text, text, text, text, text, text, text[], timestamp with time zone) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_explain_recall(integer, text, text, text, text, text, text, text[], timestamp with time zone) TO memory_fabric_admin, memory_fabric_reviewer;
 CREATE FUNCTION memory_fabric.explain_recall(tenant_id text, memory_id text, intent_id text DEFAULT NULL::text, user_id text DEFAULT NULL::text, classification_allowed text[] DEFAULT ARRAY['PUBLIC'::text, 'INTERNAL'::text], as_of timestamp with time zone DEFAULT NULL::timestamp with time zone)
 RETURNS TABLE(visible boolean, reasons text[], memory text, at timestamp with time zone)
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -1580,10 +1588,10 @@ BEGIN
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
             IF v_ro THEN
-                RETURN QUERY SELECT * FROM memory_fabric_router._pro_explain_recall(v_shard, v_pin, $1, $2, $3, $4, $5, $6);
+                RETURN QUERY SELECT * FROM memory_fabric_router._pro_explain_recall(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6);
                 RETURN;
             END IF;
-            RETURN QUERY SELECT * FROM memory_fabric_router._p_explain_recall(v_shard, v_pin, $1, $2, $3, $4, $5, $6);
+            RETURN QUERY SELECT * FROM memory_fabric_router._p_explain_recall(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1597,16 +1605,16 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.explain_recall(tenant_id text, memory_id text, intent_id text, user_id text, classification_allowed text[], as_of timestamp with time zone) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.explain_recall(tenant_id text, memory_id text, intent_id text, user_id text, classification_allowed text[], as_of timestamp with time zone) TO memory_fabric_admin, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._p_forget_subject(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text)
+CREATE FUNCTION memory_fabric_router._p_forget_subject(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text)
 RETURNS TABLE(candidates_erased bigint, memories_erased bigint)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.forget_subject(pin_value, arg1, arg2, arg3);
+    SELECT * FROM memory_fabric_shard.forget_subject(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_forget_subject(integer, text, text, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_forget_subject(integer, text, text, text, text) TO memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_forget_subject(integer, text, text, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_forget_subject(integer, text, text, text, text, text) TO memory_fabric_admin;
 CREATE FUNCTION memory_fabric.forget_subject(tenant_id text, user_id text, reason text)
 RETURNS TABLE(candidates_erased bigint, memories_erased bigint)
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -1621,7 +1629,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
-            RETURN QUERY SELECT * FROM memory_fabric_router._p_forget_subject(v_shard, v_pin, $1, $2, $3);
+            RETURN QUERY SELECT * FROM memory_fabric_router._p_forget_subject(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1635,26 +1643,26 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.forget_subject(tenant_id text, user_id text, reason text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.forget_subject(tenant_id text, user_id text, reason text) TO memory_fabric_admin;
 
-CREATE FUNCTION memory_fabric_router._p_grant_tenant(part_no integer, pin_value text, arg1 text, arg2 text)
+CREATE FUNCTION memory_fabric_router._p_grant_tenant(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text)
 RETURNS memory_fabric.tenant_grants
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.grant_tenant(pin_value, arg1, arg2);
+    SELECT * FROM memory_fabric_shard.grant_tenant(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_grant_tenant(integer, text, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_grant_tenant(integer, text, text, text) TO memory_fabric_admin;
-CREATE FUNCTION memory_fabric_router._pall_grant_tenant(part_no integer, pin_value text, arg1 text, arg2 text)
+REVOKE ALL ON FUNCTION memory_fabric_router._p_grant_tenant(integer, text, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_grant_tenant(integer, text, text, text, text) TO memory_fabric_admin;
+CREATE FUNCTION memory_fabric_router._pall_grant_tenant(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text)
 RETURNS SETOF memory_fabric.tenant_grants
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON ALL;
-    SELECT * FROM memory_fabric_shard.grant_tenant(pin_value, arg1, arg2);
+    SELECT * FROM memory_fabric_shard.grant_tenant(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._pall_grant_tenant(integer, text, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pall_grant_tenant(integer, text, text, text) TO memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pall_grant_tenant(integer, text, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pall_grant_tenant(integer, text, text, text, text) TO memory_fabric_admin;
 CREATE FUNCTION memory_fabric.grant_tenant(role text, tenant_id text)
 RETURNS memory_fabric.tenant_grants
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -1671,10 +1679,10 @@ BEGIN
         v_shard := memory_fabric_router._route(true, $2, v_pin, true);
         BEGIN
             IF v_shard < 0 THEN
-                SELECT * INTO r FROM memory_fabric_router._pall_grant_tenant(v_shard, v_pin, $1, $2) LIMIT 1;
+                SELECT * INTO r FROM memory_fabric_router._pall_grant_tenant(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2) LIMIT 1;
                 RETURN r;
             END IF;
-            SELECT * INTO r FROM memory_fabric_router._p_grant_tenant(v_shard, v_pin, $1, $2);
+            SELECT * INTO r FROM memory_fabric_router._p_grant_tenant(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1688,27 +1696,27 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.grant_tenant(role text, tenant_id text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.grant_tenant(role text, tenant_id text) TO memory_fabric_admin;
 
-CREATE FUNCTION memory_fabric_router._p_memory_history(part_no integer, pin_value text, arg1 text)
+CREATE FUNCTION memory_fabric_router._p_memory_history(part_no integer, pin_value text, intent_value text, arg1 text)
 RETURNS TABLE(at timestamp with time zone, stage text, ref text, detail jsonb)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.memory_history(pin_value, arg1);
+    SELECT * FROM memory_fabric_shard.memory_history(memory_fabric_shard._intent(pin_value, intent_value), arg1);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_memory_history(integer, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_memory_history(integer, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_memory_history(integer, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_memory_history(integer, text, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._pro_memory_history(part_no integer, pin_value text, arg1 text)
+CREATE FUNCTION memory_fabric_router._pro_memory_history(part_no integer, pin_value text, intent_value text, arg1 text)
 RETURNS TABLE(at timestamp with time zone, stage text, ref text, detail jsonb)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.memory_history(memory_fabric_shard._read_only(pin_value), arg1);
+    SELECT * FROM memory_fabric_shard.memory_history(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)), arg1);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro_memory_history(integer, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_memory_history(integer, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro_memory_history(integer, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_memory_history(integer, text, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
 CREATE FUNCTION memory_fabric.memory_history(id text)
 RETURNS TABLE(at timestamp with time zone, stage text, ref text, detail jsonb)
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -1724,10 +1732,10 @@ BEGIN
         v_shard := memory_fabric_router._route(false, NULL::text, v_pin);
         BEGIN
             IF v_ro THEN
-                RETURN QUERY SELECT * FROM memory_fabric_router._pro_memory_history(v_shard, v_pin, $1);
+                RETURN QUERY SELECT * FROM memory_fabric_router._pro_memory_history(v_shard, v_pin, memory_fabric_router._intent_pin(), $1);
                 RETURN;
             END IF;
-            RETURN QUERY SELECT * FROM memory_fabric_router._p_memory_history(v_shard, v_pin, $1);
+            RETURN QUERY SELECT * FROM memory_fabric_router._p_memory_history(v_shard, v_pin, memory_fabric_router._intent_pin(), $1);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1741,47 +1749,47 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.memory_history(id text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.memory_history(id text) TO memory_fabric_admin, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._p_my_tenants(part_no integer, pin_value text)
+CREATE FUNCTION memory_fabric_router._p_my_tenants(part_no integer, pin_value text, intent_value text)
 RETURNS TABLE(tenant_id text, role_name text, granted_at timestamp with time zone)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.my_tenants(pin_value);
+    SELECT * FROM memory_fabric_shard.my_tenants(memory_fabric_shard._intent(pin_value, intent_value));
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_my_tenants(integer, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_my_tenants(integer, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
-CREATE FUNCTION memory_fabric_router._pall_my_tenants(part_no integer, pin_value text)
+REVOKE ALL ON FUNCTION memory_fabric_router._p_my_tenants(integer, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_my_tenants(integer, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+CREATE FUNCTION memory_fabric_router._pall_my_tenants(part_no integer, pin_value text, intent_value text)
 RETURNS TABLE(tenant_id text, role_name text, granted_at timestamp with time zone)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON ALL;
-    SELECT * FROM memory_fabric_shard.my_tenants(pin_value);
+    SELECT * FROM memory_fabric_shard.my_tenants(memory_fabric_shard._intent(pin_value, intent_value));
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._pall_my_tenants(integer, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pall_my_tenants(integer, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._pall_my_tenants(integer, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pall_my_tenants(integer, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._pro_my_tenants(part_no integer, pin_value text)
+CREATE FUNCTION memory_fabric_router._pro_my_tenants(part_no integer, pin_value text, intent_value text)
 RETURNS TABLE(tenant_id text, role_name text, granted_at timestamp with time zone)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.my_tenants(memory_fabric_shard._read_only(pin_value));
+    SELECT * FROM memory_fabric_shard.my_tenants(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)));
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro_my_tenants(integer, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_my_tenants(integer, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
-CREATE FUNCTION memory_fabric_router._proall_my_tenants(part_no integer, pin_value text)
+REVOKE ALL ON FUNCTION memory_fabric_router._pro_my_tenants(integer, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_my_tenants(integer, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+CREATE FUNCTION memory_fabric_router._proall_my_tenants(part_no integer, pin_value text, intent_value text)
 RETURNS TABLE(tenant_id text, role_name text, granted_at timestamp with time zone)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON ALL;
-    SELECT * FROM memory_fabric_shard.my_tenants(memory_fabric_shard._read_only(pin_value));
+    SELECT * FROM memory_fabric_shard.my_tenants(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)));
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._proall_my_tenants(integer, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._proall_my_tenants(integer, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._proall_my_tenants(integer, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._proall_my_tenants(integer, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 CREATE FUNCTION memory_fabric.my_tenants()
 RETURNS TABLE(tenant_id text, role_name text, granted_at timestamp with time zone)
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -1790,10 +1798,10 @@ DECLARE
     st text; msg text; det text; hnt text;
 BEGIN
     IF memory_fabric_router._read_only() THEN
-        RETURN QUERY SELECT DISTINCT ON (x.tenant_id, x.role_name) x.tenant_id, x.role_name, x.granted_at FROM memory_fabric_router._proall_my_tenants(-1, memory_fabric_router._pin()) x ORDER BY x.tenant_id, x.role_name, x.granted_at;
+        RETURN QUERY SELECT DISTINCT ON (x.tenant_id, x.role_name) x.tenant_id, x.role_name, x.granted_at FROM memory_fabric_router._proall_my_tenants(-1, memory_fabric_router._pin(), memory_fabric_router._intent_pin()) x ORDER BY x.tenant_id, x.role_name, x.granted_at;
         RETURN;
     END IF;
-    RETURN QUERY SELECT DISTINCT ON (x.tenant_id, x.role_name) x.tenant_id, x.role_name, x.granted_at FROM memory_fabric_router._pall_my_tenants(-1, memory_fabric_router._pin()) x ORDER BY x.tenant_id, x.role_name, x.granted_at;
+    RETURN QUERY SELECT DISTINCT ON (x.tenant_id, x.role_name) x.tenant_id, x.role_name, x.granted_at FROM memory_fabric_router._pall_my_tenants(-1, memory_fabric_router._pin(), memory_fabric_router._intent_pin()) x ORDER BY x.tenant_id, x.role_name, x.granted_at;
         RETURN;
 EXCEPTION WHEN OTHERS THEN
     GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1803,16 +1811,16 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.my_tenants() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.my_tenants() TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._p_promote(part_no integer, pin_value text, arg1 text, arg2 text)
+CREATE FUNCTION memory_fabric_router._p_promote(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text)
 RETURNS memory_fabric.promoted_memory
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.promote(pin_value, arg1, arg2);
+    SELECT * FROM memory_fabric_shard.promote(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_promote(integer, text, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_promote(integer, text, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_promote(integer, text, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_promote(integer, text, text, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 CREATE FUNCTION memory_fabric.promote(candidate_id text, approver text DEFAULT NULL::text)
 RETURNS memory_fabric.promoted_memory
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -1828,7 +1836,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(false, NULL::text, v_pin);
         BEGIN
-            SELECT * INTO r FROM memory_fabric_router._p_promote(v_shard, v_pin, $1, $2);
+            SELECT * INTO r FROM memory_fabric_router._p_promote(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1842,16 +1850,16 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.promote(candidate_id text, approver text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.promote(candidate_id text, approver text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._p_purge_expired(part_no integer, pin_value text, arg1 text, arg2 integer)
+CREATE FUNCTION memory_fabric_router._p_purge_expired(part_no integer, pin_value text, intent_value text, arg1 text, arg2 integer)
 RETURNS bigint
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT memory_fabric_shard.purge_expired(pin_value, arg1, arg2);
+    SELECT memory_fabric_shard.purge_expired(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_purge_expired(integer, text, text, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_purge_expired(integer, text, text, integer) TO memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_purge_expired(integer, text, text, text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_purge_expired(integer, text, text, text, integer) TO memory_fabric_admin;
 CREATE FUNCTION memory_fabric.purge_expired(tenant_id text, batch_size integer DEFAULT 1000)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -1866,7 +1874,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
-            RETURN memory_fabric_router._p_purge_expired(v_shard, v_pin, $1, $2);
+            RETURN memory_fabric_router._p_purge_expired(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
             IF NOT memory_fabric_router._again(st, msg, v_t0) THEN
@@ -1879,27 +1887,27 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.purge_expired(tenant_id text, batch_size integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.purge_expired(tenant_id text, batch_size integer) TO memory_fabric_admin;
 
-CREATE FUNCTION memory_fabric_router._p_recall(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 integer, arg5 text[], arg6 text, arg7 public.vector, arg8 timestamp with time zone, arg9 text)
+CREATE FUNCTION memory_fabric_router._p_recall(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 integer, arg5 text[], arg6 text, arg7 public.vector, arg8 timestamp with time zone, arg9 text)
 RETURNS TABLE(memory_id text, text text, tier text, priority numeric, score double precision, relevance double precision, recency double precision, importance double precision, low_confidence boolean, in_contradiction boolean, contradicts text[], candidate_id text, evidence_refs jsonb, source text, captured_at timestamp with time zone, consent_id text, classification text, user_scope text, intent_scope text, entity text, predicate text, value jsonb, write_class text, confidence double precision, promoted_at timestamp with time zone, expires_at timestamp with time zone, embedding_model text)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER memory_fabric_router._read_cluster();
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.recall(pin_value, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9);
+    SELECT * FROM memory_fabric_shard.recall(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_recall(integer, text, text, text, text, integer, text[], text, public.vector, timestamp with time zone, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_recall(integer, text, text, text, text, integer, text[], text, public.vector, timestamp with time zone, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_recall(integer, text, text, text, text, text, integer, text[], text, public.vector, timestamp with time zone, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_recall(integer, text, text, text, text, text, integer, text[], text, public.vector, timestamp with time zone, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._pro_recall(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 integer, arg5 text[], arg6 text, arg7 public.vector, arg8 timestamp with time zone, arg9 text)
+CREATE FUNCTION memory_fabric_router._pro_recall(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 integer, arg5 text[], arg6 text, arg7 public.vector, arg8 timestamp with time zone, arg9 text)
 RETURNS TABLE(memory_id text, text text, tier text, priority numeric, score double precision, relevance double precision, recency double precision, importance double precision, low_confidence boolean, in_contradiction boolean, contradicts text[], candidate_id text, evidence_refs jsonb, source text, captured_at timestamp with time zone, consent_id text, classification text, user_scope text, intent_scope text, entity text, predicate text, value jsonb, write_class text, confidence double precision, promoted_at timestamp with time zone, expires_at timestamp with time zone, embedding_model text)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER memory_fabric_router._read_cluster();
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.recall(memory_fabric_shard._read_only(pin_value), arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9);
+    SELECT * FROM memory_fabric_shard.recall(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)), arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro_recall(integer, text, text, text, text, integer, text[], text, public.vector, timestamp with time zone, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_recall(integer, text, text, text, text, integer, text[], text, public.vector, timestamp with time zone, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro_recall(integer, text, text, text, text, text, integer, text[], text, public.vector, timestamp with time zone, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_recall(integer, text, text, text, text, text, integer, text[], text, public.vector, timestamp with time zone, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 CREATE FUNCTION memory_fabric.recall(tenant_id text, intent_id text, user_id text DEFAULT NULL::text, max_recalls integer DEFAULT 8, classification_allowed text[] DEFAULT ARRAY['PUBLIC'::text, 'INTERNAL'::text], query_text text DEFAULT NULL::text, query_embedding public.vector DEFAULT NULL::public.vector, as_of timestamp with time zone DEFAULT NULL::timestamp with time zone, query_embedding_model text DEFAULT NULL::text)
 RETURNS TABLE(memory_id text, text text, tier text, priority numeric, score double precision, relevance double precision, recency double precision, importance double precision, low_confidence boolean, in_contradiction boolean, contradicts text[], candidate_id text, evidence_refs jsonb, source text, captured_at timestamp with time zone, consent_id text, classification text, user_scope text, intent_scope text, entity text, predicate text, value jsonb, write_class text, confidence double precision, promoted_at timestamp with time zone, expires_at timestamp with time zone, embedding_model text)
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -1915,10 +1923,10 @@ BEGIN
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
             IF v_ro THEN
-                RETURN QUERY SELECT * FROM memory_fabric_router._pro_recall(v_shard, v_pin, $1, $2, $3, $4, $5, $6, $7, $8, $9);
+                RETURN QUERY SELECT * FROM memory_fabric_router._pro_recall(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6, $7, $8, $9);
                 RETURN;
             END IF;
-            RETURN QUERY SELECT * FROM memory_fabric_router._p_recall(v_shard, v_pin, $1, $2, $3, $4, $5, $6, $7, $8, $9);
+            RETURN QUERY SELECT * FROM memory_fabric_router._p_recall(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6, $7, $8, $9);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1932,27 +1940,27 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.recall(tenant_id text, intent_id text, user_id text, max_recalls integer, classification_allowed text[], query_text text, query_embedding public.vector, as_of timestamp with time zone, query_embedding_model text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.recall(tenant_id text, intent_id text, user_id text, max_recalls integer, classification_allowed text[], query_text text, query_embedding public.vector, as_of timestamp with time zone, query_embedding_model text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._p_recall_fact(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text, arg6 integer, arg7 text[], arg8 timestamp with time zone)
+CREATE FUNCTION memory_fabric_router._p_recall_fact(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text, arg6 integer, arg7 text[], arg8 timestamp with time zone)
 RETURNS TABLE(memory_id text, text text, tier text, priority numeric, score double precision, relevance double precision, recency double precision, importance double precision, low_confidence boolean, in_contradiction boolean, contradicts text[], candidate_id text, evidence_refs jsonb, source text, captured_at timestamp with time zone, consent_id text, classification text, user_scope text, intent_scope text, entity text, predicate text, value jsonb, write_class text, confidence double precision, promoted_at timestamp with time zone, expires_at timestamp with time zone, embedding_model text)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER memory_fabric_router._read_cluster();
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.recall_fact(pin_value, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8);
+    SELECT * FROM memory_fabric_shard.recall_fact(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_recall_fact(integer, text, text, text, text, text, text, integer, text[], timestamp with time zone) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_recall_fact(integer, text, text, text, text, text, text, integer, text[], timestamp with time zone) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_recall_fact(integer, text, text, text, text, text, text, text, integer, text[], timestamp with time zone) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_recall_fact(integer, text, text, text, text, text, text, text, integer, text[], timestamp with time zone) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._pro_recall_fact(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text, arg6 integer, arg7 text[], arg8 timestamp with time zone)
+CREATE FUNCTION memory_fabric_router._pro_recall_fact(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text, arg6 integer, arg7 text[], arg8 timestamp with time zone)
 RETURNS TABLE(memory_id text, text text, tier text, priority numeric, score double precision, relevance double precision, recency double precision, importance double precision, low_confidence boolean, in_contradiction boolean, contradicts text[], candidate_id text, evidence_refs jsonb, source text, captured_at timestamp with time zone, consent_id text, classification text, user_scope text, intent_scope text, entity text, predicate text, value jsonb, write_class text, confidence double precision, promoted_at timestamp with time zone, expires_at timestamp with time zone, embedding_model text)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER memory_fabric_router._read_cluster();
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.recall_fact(memory_fabric_shard._read_only(pin_value), arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8);
+    SELECT * FROM memory_fabric_shard.recall_fact(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)), arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro_recall_fact(integer, text, text, text, text, text, text, integer, text[], timestamp with time zone) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_recall_fact(integer, text, text, text, text, text, text, integer, text[], timestamp with time zone) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro_recall_fact(integer, text, text, text, text, text, text, text, integer, text[], timestamp with time zone) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_recall_fact(integer, text, text, text, text, text, text, text, integer, text[], timestamp with time zone) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 CREATE FUNCTION memory_fabric.recall_fact(tenant_id text, intent_id text, fact_entity text, fact_predicate text, user_id text DEFAULT NULL::text, max_recalls integer DEFAULT 8, classification_allowed text[] DEFAULT ARRAY['PUBLIC'::text, 'INTERNAL'::text], as_of timestamp with time zone DEFAULT NULL::timestamp with time zone)
 RETURNS TABLE(memory_id text, text text, tier text, priority numeric, score double precision, relevance double precision, recency double precision, importance double precision, low_confidence boolean, in_contradiction boolean, contradicts text[], candidate_id text, evidence_refs jsonb, source text, captured_at timestamp with time zone, consent_id text, classification text, user_scope text, intent_scope text, entity text, predicate text, value jsonb, write_class text, confidence double precision, promoted_at timestamp with time zone, expires_at timestamp with time zone, embedding_model text)
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -1968,10 +1976,10 @@ BEGIN
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
             IF v_ro THEN
-                RETURN QUERY SELECT * FROM memory_fabric_router._pro_recall_fact(v_shard, v_pin, $1, $2, $3, $4, $5, $6, $7, $8);
+                RETURN QUERY SELECT * FROM memory_fabric_router._pro_recall_fact(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6, $7, $8);
                 RETURN;
             END IF;
-            RETURN QUERY SELECT * FROM memory_fabric_router._p_recall_fact(v_shard, v_pin, $1, $2, $3, $4, $5, $6, $7, $8);
+            RETURN QUERY SELECT * FROM memory_fabric_router._p_recall_fact(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6, $7, $8);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -1985,16 +1993,16 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.recall_fact(tenant_id text, intent_id text, fact_entity text, fact_predicate text, user_id text, max_recalls integer, classification_allowed text[], as_of timestamp with time zone) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.recall_fact(tenant_id text, intent_id text, fact_entity text, fact_predicate text, user_id text, max_recalls integer, classification_allowed text[], as_of timestamp with time zone) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._p_record_consent(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text[], arg6 text[], arg7 timestamp with time zone, arg8 jsonb, arg9 text, arg10 text)
+CREATE FUNCTION memory_fabric_router._p_record_consent(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text, arg4 text, arg5 text[], arg6 text[], arg7 timestamp with time zone, arg8 jsonb, arg9 text, arg10 text)
 RETURNS memory_fabric.consents
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.record_consent(pin_value, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9, arg10);
+    SELECT * FROM memory_fabric_shard.record_consent(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9, arg10);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_record_consent(integer, text, text, text, text, text, text[], text[], timestamp with time zone, jsonb, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_record_consent(integer, text, text, text, text, text, text[], text[], timestamp with time zone, jsonb, text, text) TO memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_record_consent(integer, text, text, text, text, text, text, text[], text[], timestamp with time zone, jsonb, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_record_consent(integer, text, text, text, text, text, text, text[], text[], timestamp with time zone, jsonb, text, text) TO memory_fabric_admin;
 CREATE FUNCTION memory_fabric.record_consent(tenant_id text, subject text, purpose text, basis text, predicates_allowed text[] DEFAULT '{}'::text[], classifications_allowed text[] DEFAULT '{}'::text[], valid_until timestamp with time zone DEFAULT NULL::timestamp with time zone, evidence_refs jsonb DEFAULT '[]'::jsonb, auditor_id text DEFAULT NULL::text, supersedes text DEFAULT NULL::text)
 RETURNS memory_fabric.consents
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -2010,7 +2018,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
-            SELECT * INTO r FROM memory_fabric_router._p_record_consent(v_shard, v_pin, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10);
+            SELECT * INTO r FROM memory_fabric_router._p_record_consent(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -2024,16 +2032,16 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.record_consent(tenant_id text, subject text, purpose text, basis text, predicates_allowed text[], classifications_allowed text[], valid_until timestamp with time zone, evidence_refs jsonb, auditor_id text, supersedes text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.record_consent(tenant_id text, subject text, purpose text, basis text, predicates_allowed text[], classifications_allowed text[], valid_until timestamp with time zone, evidence_refs jsonb, auditor_id text, supersedes text) TO memory_fabric_admin;
 
-CREATE FUNCTION memory_fabric_router._p_register_embedding_model(part_no integer, pin_value text, arg1 text, arg2 text, arg3 integer)
+CREATE FUNCTION memory_fabric_router._p_register_embedding_model(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 integer)
 RETURNS memory_fabric.embedding_models
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.register_embedding_model(pin_value, arg1, arg2, arg3);
+    SELECT * FROM memory_fabric_shard.register_embedding_model(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_register_embedding_model(integer, text, text, text, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_register_embedding_model(integer, text, text, text, integer) TO memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_register_embedding_model(integer, text, text, text, text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_register_embedding_model(integer, text, text, text, text, integer) TO memory_fabric_admin;
 CREATE FUNCTION memory_fabric.register_embedding_model(tenant_id text, model text, dimensions integer)
 RETURNS memory_fabric.embedding_models
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -2049,7 +2057,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
-            SELECT * INTO r FROM memory_fabric_router._p_register_embedding_model(v_shard, v_pin, $1, $2, $3);
+            SELECT * INTO r FROM memory_fabric_router._p_register_embedding_model(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -2063,16 +2071,16 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.register_embedding_model(tenant_id text, model text, dimensions integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.register_embedding_model(tenant_id text, model text, dimensions integer) TO memory_fabric_admin;
 
-CREATE FUNCTION memory_fabric_router._p_reject(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text)
+CREATE FUNCTION memory_fabric_router._p_reject(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text)
 RETURNS memory_fabric.decisions
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.reject(pin_value, arg1, arg2, arg3);
+    SELECT * FROM memory_fabric_shard.reject(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_reject(integer, text, text, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_reject(integer, text, text, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_reject(integer, text, text, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_reject(integer, text, text, text, text, text) TO memory_fabric_admin, memory_fabric_reviewer;
 CREATE FUNCTION memory_fabric.reject(candidate_id text, approver text, reason text)
 RETURNS memory_fabric.decisions
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -2088,7 +2096,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(false, NULL::text, v_pin);
         BEGIN
-            SELECT * INTO r FROM memory_fabric_router._p_reject(v_shard, v_pin, $1, $2, $3);
+            SELECT * INTO r FROM memory_fabric_router._p_reject(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -2102,16 +2110,16 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.reject(candidate_id text, approver text, reason text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.reject(candidate_id text, approver text, reason text) TO memory_fabric_admin, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._p_retract(part_no integer, pin_value text, arg1 text, arg2 text, arg3 text)
+CREATE FUNCTION memory_fabric_router._p_retract(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text, arg3 text)
 RETURNS memory_fabric.promoted_memory
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.retract(pin_value, arg1, arg2, arg3);
+    SELECT * FROM memory_fabric_shard.retract(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_retract(integer, text, text, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_retract(integer, text, text, text, text) TO memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_retract(integer, text, text, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_retract(integer, text, text, text, text, text) TO memory_fabric_admin;
 CREATE FUNCTION memory_fabric.retract(memory_id text, reason text, retracted_by text)
 RETURNS memory_fabric.promoted_memory
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -2127,7 +2135,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(false, NULL::text, v_pin);
         BEGIN
-            SELECT * INTO r FROM memory_fabric_router._p_retract(v_shard, v_pin, $1, $2, $3);
+            SELECT * INTO r FROM memory_fabric_router._p_retract(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -2141,16 +2149,16 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.retract(memory_id text, reason text, retracted_by text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.retract(memory_id text, reason text, retracted_by text) TO memory_fabric_admin;
 
-CREATE FUNCTION memory_fabric_router._p_review_candidate(part_no integer, pin_value text, arg1 text)
+CREATE FUNCTION memory_fabric_router._p_review_candidate(part_no integer, pin_value text, intent_value text, arg1 text)
 RETURNS memory_fabric.reviews
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.review_candidate(pin_value, arg1);
+    SELECT * FROM memory_fabric_shard.review_candidate(memory_fabric_shard._intent(pin_value, intent_value), arg1);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_review_candidate(integer, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_review_candidate(integer, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_review_candidate(integer, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_review_candidate(integer, text, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 CREATE FUNCTION memory_fabric.review_candidate(candidate_id text)
 RETURNS memory_fabric.reviews
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -2166,7 +2174,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(false, NULL::text, v_pin);
         BEGIN
-            SELECT * INTO r FROM memory_fabric_router._p_review_candidate(v_shard, v_pin, $1);
+            SELECT * INTO r FROM memory_fabric_router._p_review_candidate(v_shard, v_pin, memory_fabric_router._intent_pin(), $1);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -2180,27 +2188,27 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.review_candidate(candidate_id text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.review_candidate(candidate_id text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._p_review_status(part_no integer, pin_value text, arg1 text)
+CREATE FUNCTION memory_fabric_router._p_review_status(part_no integer, pin_value text, intent_value text, arg1 text)
 RETURNS TABLE(id text, stage text, status text, reviewer text, reason text, tier text, duplicate_of text, contradicts text, resolution text, reviewed_at timestamp with time zone, decision text, decided_at timestamp with time zone, new_candidate_id text, memory_id text, promoted_at timestamp with time zone, retracted_at timestamp with time zone, captured_at timestamp with time zone)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.review_status(pin_value, arg1);
+    SELECT * FROM memory_fabric_shard.review_status(memory_fabric_shard._intent(pin_value, intent_value), arg1);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_review_status(integer, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_review_status(integer, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_review_status(integer, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_review_status(integer, text, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._pro_review_status(part_no integer, pin_value text, arg1 text)
+CREATE FUNCTION memory_fabric_router._pro_review_status(part_no integer, pin_value text, intent_value text, arg1 text)
 RETURNS TABLE(id text, stage text, status text, reviewer text, reason text, tier text, duplicate_of text, contradicts text, resolution text, reviewed_at timestamp with time zone, decision text, decided_at timestamp with time zone, new_candidate_id text, memory_id text, promoted_at timestamp with time zone, retracted_at timestamp with time zone, captured_at timestamp with time zone)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.review_status(memory_fabric_shard._read_only(pin_value), arg1);
+    SELECT * FROM memory_fabric_shard.review_status(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)), arg1);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro_review_status(integer, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_review_status(integer, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro_review_status(integer, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_review_status(integer, text, text, text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 CREATE FUNCTION memory_fabric.review_status(candidate_id text)
 RETURNS TABLE(id text, stage text, status text, reviewer text, reason text, tier text, duplicate_of text, contradicts text, resolution text, reviewed_at timestamp with time zone, decision text, decided_at timestamp with time zone, new_candidate_id text, memory_id text, promoted_at timestamp with time zone, retracted_at timestamp with time zone, captured_at timestamp with time zone)
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -2216,10 +2224,10 @@ BEGIN
         v_shard := memory_fabric_router._route(false, NULL::text, v_pin);
         BEGIN
             IF v_ro THEN
-                RETURN QUERY SELECT * FROM memory_fabric_router._pro_review_status(v_shard, v_pin, $1);
+                RETURN QUERY SELECT * FROM memory_fabric_router._pro_review_status(v_shard, v_pin, memory_fabric_router._intent_pin(), $1);
                 RETURN;
             END IF;
-            RETURN QUERY SELECT * FROM memory_fabric_router._p_review_status(v_shard, v_pin, $1);
+            RETURN QUERY SELECT * FROM memory_fabric_router._p_review_status(v_shard, v_pin, memory_fabric_router._intent_pin(), $1);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -2233,16 +2241,16 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.review_status(candidate_id text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.review_status(candidate_id text) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 
-CREATE FUNCTION memory_fabric_router._p_revoke_consent(part_no integer, pin_value text, arg1 text, arg2 text)
+CREATE FUNCTION memory_fabric_router._p_revoke_consent(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text)
 RETURNS memory_fabric.consents
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.revoke_consent(pin_value, arg1, arg2);
+    SELECT * FROM memory_fabric_shard.revoke_consent(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_revoke_consent(integer, text, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_revoke_consent(integer, text, text, text) TO memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_revoke_consent(integer, text, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_revoke_consent(integer, text, text, text, text) TO memory_fabric_admin;
 CREATE FUNCTION memory_fabric.revoke_consent(consent_id text, reason text)
 RETURNS memory_fabric.consents
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -2258,7 +2266,7 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(false, NULL::text, v_pin);
         BEGIN
-            SELECT * INTO r FROM memory_fabric_router._p_revoke_consent(v_shard, v_pin, $1, $2);
+            SELECT * INTO r FROM memory_fabric_router._p_revoke_consent(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -2272,26 +2280,26 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.revoke_consent(consent_id text, reason text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.revoke_consent(consent_id text, reason text) TO memory_fabric_admin;
 
-CREATE FUNCTION memory_fabric_router._p_revoke_tenant(part_no integer, pin_value text, arg1 text, arg2 text)
+CREATE FUNCTION memory_fabric_router._p_revoke_tenant(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text)
 RETURNS memory_fabric.tenant_grants
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.revoke_tenant(pin_value, arg1, arg2);
+    SELECT * FROM memory_fabric_shard.revoke_tenant(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_revoke_tenant(integer, text, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_revoke_tenant(integer, text, text, text) TO memory_fabric_admin;
-CREATE FUNCTION memory_fabric_router._pall_revoke_tenant(part_no integer, pin_value text, arg1 text, arg2 text)
+REVOKE ALL ON FUNCTION memory_fabric_router._p_revoke_tenant(integer, text, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_revoke_tenant(integer, text, text, text, text) TO memory_fabric_admin;
+CREATE FUNCTION memory_fabric_router._pall_revoke_tenant(part_no integer, pin_value text, intent_value text, arg1 text, arg2 text)
 RETURNS SETOF memory_fabric.tenant_grants
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON ALL;
-    SELECT * FROM memory_fabric_shard.revoke_tenant(pin_value, arg1, arg2);
+    SELECT * FROM memory_fabric_shard.revoke_tenant(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._pall_revoke_tenant(integer, text, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pall_revoke_tenant(integer, text, text, text) TO memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pall_revoke_tenant(integer, text, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pall_revoke_tenant(integer, text, text, text, text) TO memory_fabric_admin;
 CREATE FUNCTION memory_fabric.revoke_tenant(role text, tenant_id text)
 RETURNS memory_fabric.tenant_grants
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -2308,10 +2316,10 @@ BEGIN
         v_shard := memory_fabric_router._route(true, $2, v_pin, true);
         BEGIN
             IF v_shard < 0 THEN
-                SELECT * INTO r FROM memory_fabric_router._pall_revoke_tenant(v_shard, v_pin, $1, $2) LIMIT 1;
+                SELECT * INTO r FROM memory_fabric_router._pall_revoke_tenant(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2) LIMIT 1;
                 RETURN r;
             END IF;
-            SELECT * INTO r FROM memory_fabric_router._p_revoke_tenant(v_shard, v_pin, $1, $2);
+            SELECT * INTO r FROM memory_fabric_router._p_revoke_tenant(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -2325,26 +2333,26 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.revoke_tenant(role text, tenant_id text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.revoke_tenant(role text, tenant_id text) TO memory_fabric_admin;
 
-CREATE FUNCTION memory_fabric_router._p_set_policy(part_no integer, pin_value text, arg1 text, arg2 jsonb, arg3 text)
+CREATE FUNCTION memory_fabric_router._p_set_policy(part_no integer, pin_value text, intent_value text, arg1 text, arg2 jsonb, arg3 text)
 RETURNS memory_fabric.policies
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.set_policy(pin_value, arg1, arg2, arg3);
+    SELECT * FROM memory_fabric_shard.set_policy(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_set_policy(integer, text, text, jsonb, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_set_policy(integer, text, text, jsonb, text) TO memory_fabric_admin;
-CREATE FUNCTION memory_fabric_router._pall_set_policy(part_no integer, pin_value text, arg1 text, arg2 jsonb, arg3 text)
+REVOKE ALL ON FUNCTION memory_fabric_router._p_set_policy(integer, text, text, text, jsonb, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_set_policy(integer, text, text, text, jsonb, text) TO memory_fabric_admin;
+CREATE FUNCTION memory_fabric_router._pall_set_policy(part_no integer, pin_value text, intent_value text, arg1 text, arg2 jsonb, arg3 text)
 RETURNS SETOF memory_fabric.policies
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON ALL;
-    SELECT * FROM memory_fabric_shard.set_policy(pin_value, arg1, arg2, arg3);
+    SELECT * FROM memory_fabric_shard.set_policy(memory_fabric_shard._intent(pin_value, intent_value), arg1, arg2, arg3);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._pall_set_policy(integer, text, text, jsonb, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pall_set_policy(integer, text, text, jsonb, text) TO memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pall_set_policy(integer, text, text, text, jsonb, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pall_set_policy(integer, text, text, text, jsonb, text) TO memory_fabric_admin;
 CREATE FUNCTION memory_fabric.set_policy(tenant_id text, patch jsonb, note text DEFAULT NULL::text)
 RETURNS memory_fabric.policies
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -2361,10 +2369,10 @@ BEGIN
         v_shard := memory_fabric_router._route(true, $1, v_pin, true);
         BEGIN
             IF v_shard < 0 THEN
-                SELECT * INTO r FROM memory_fabric_router._pall_set_policy(v_shard, v_pin, $1, $2, $3) LIMIT 1;
+                SELECT * INTO r FROM memory_fabric_router._pall_set_policy(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3) LIMIT 1;
                 RETURN r;
             END IF;
-            SELECT * INTO r FROM memory_fabric_router._p_set_policy(v_shard, v_pin, $1, $2, $3);
+            SELECT * INTO r FROM memory_fabric_router._p_set_policy(v_shard, v_pin, memory_fabric_router._intent_pin(), $1, $2, $3);
             RETURN r;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -2378,27 +2386,27 @@ $fn$;
 REVOKE ALL ON FUNCTION memory_fabric.set_policy(tenant_id text, patch jsonb, note text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.set_policy(tenant_id text, patch jsonb, note text) TO memory_fabric_admin;
 
-CREATE FUNCTION memory_fabric_router._p_verify_audit(part_no integer, pin_value text, arg1 text)
+CREATE FUNCTION memory_fabric_router._p_verify_audit(part_no integer, pin_value text, intent_value text, arg1 text)
 RETURNS TABLE(links bigint, intact boolean, broken_seq bigint, broken_table text, broken_id text, problem text, head_seq bigint, head_digest text)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.verify_audit(pin_value, arg1);
+    SELECT * FROM memory_fabric_shard.verify_audit(memory_fabric_shard._intent(pin_value, intent_value), arg1);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._p_verify_audit(integer, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._p_verify_audit(integer, text, text) TO memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._p_verify_audit(integer, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._p_verify_audit(integer, text, text, text) TO memory_fabric_admin;
 
-CREATE FUNCTION memory_fabric_router._pro_verify_audit(part_no integer, pin_value text, arg1 text)
+CREATE FUNCTION memory_fabric_router._pro_verify_audit(part_no integer, pin_value text, intent_value text, arg1 text)
 RETURNS TABLE(links bigint, intact boolean, broken_seq bigint, broken_table text, broken_id text, problem text, head_seq bigint, head_digest text)
 LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.verify_audit(memory_fabric_shard._read_only(pin_value), arg1);
+    SELECT * FROM memory_fabric_shard.verify_audit(memory_fabric_shard._read_only(memory_fabric_shard._intent(pin_value, intent_value)), arg1);
 $fn$;
-REVOKE ALL ON FUNCTION memory_fabric_router._pro_verify_audit(integer, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_verify_audit(integer, text, text) TO memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_router._pro_verify_audit(integer, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_router._pro_verify_audit(integer, text, text, text) TO memory_fabric_admin;
 CREATE FUNCTION memory_fabric.verify_audit(tenant_id text)
 RETURNS TABLE(links bigint, intact boolean, broken_seq bigint, broken_table text, broken_id text, problem text, head_seq bigint, head_digest text)
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -2414,10 +2422,10 @@ BEGIN
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
             IF v_ro THEN
-                RETURN QUERY SELECT * FROM memory_fabric_router._pro_verify_audit(v_shard, v_pin, $1);
+                RETURN QUERY SELECT * FROM memory_fabric_router._pro_verify_audit(v_shard, v_pin, memory_fabric_router._intent_pin(), $1);
                 RETURN;
             END IF;
-            RETURN QUERY SELECT * FROM memory_fabric_router._p_verify_audit(v_shard, v_pin, $1);
+            RETURN QUERY SELECT * FROM memory_fabric_router._p_verify_audit(v_shard, v_pin, memory_fabric_router._intent_pin(), $1);
             RETURN;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -2589,7 +2597,7 @@ GRANT EXECUTE ON FUNCTION memory_fabric_router.metrics_rollup() TO memory_fabric
 -- Capture, review and, when review needs no human, promote, in one transaction on the tenant's
 -- shard: what a client does on one node with BEGIN; capture_memory; review_candidate; promote;
 -- COMMIT, which the router cannot keep open across calls (router/DESIGN.md §6). All or nothing.
-CREATE FUNCTION memory_fabric_router._p_capture_review_promote(part_no integer, pin_value text, p_tenant text, p_text text, p_source text, p_classification text, p_user_id text,
+CREATE FUNCTION memory_fabric_router._p_capture_review_promote(part_no integer, pin_value text, intent_value text, p_tenant text, p_text text, p_source text, p_classification text, p_user_id text,
     p_intent_id text, p_evidence_refs jsonb, p_entity text, p_predicate text, p_value jsonb, p_write_class text,
     p_confidence double precision, p_actor text, p_metadata jsonb)
 RETURNS TABLE (candidate_id text, status text, reviewer text, resolution text, reason text, memory_id text)
@@ -2597,7 +2605,8 @@ LANGUAGE plproxy
 AS $fn$
     CLUSTER 'memory_fabric';
     RUN ON part_no;
-    SELECT * FROM memory_fabric_shard.capture_review_promote(pin_value, p_tenant, p_text, p_source, p_classification,
+    SELECT * FROM memory_fabric_shard.capture_review_promote(memory_fabric_shard._intent(pin_value, intent_value),
+        p_tenant, p_text, p_source, p_classification,
         p_user_id, p_intent_id, p_evidence_refs, p_entity, p_predicate, p_value, p_write_class, p_confidence, p_actor,
         p_metadata);
 $fn$;
@@ -2620,7 +2629,8 @@ BEGIN
     LOOP
         v_shard := memory_fabric_router._route(true, $1, v_pin);
         BEGIN
-            RETURN QUERY SELECT * FROM memory_fabric_router._p_capture_review_promote(v_shard, v_pin, $1, $2, $3, $4, $5, $6,
+            RETURN QUERY SELECT * FROM memory_fabric_router._p_capture_review_promote(v_shard, v_pin,
+                memory_fabric_router._intent_pin(), $1, $2, $3, $4, $5, $6,
                 $7, $8, $9, $10, $11, $12, $13, $14);
             RETURN;
         EXCEPTION WHEN OTHERS THEN

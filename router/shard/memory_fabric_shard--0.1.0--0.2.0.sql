@@ -73,6 +73,22 @@ BEGIN
     RETURN pin;
 END
 $fn$;
+CREATE FUNCTION memory_fabric_shard._intent(pin text, intent text) RETURNS text
+LANGUAGE plpgsql VOLATILE
+AS $fn$
+BEGIN
+    PERFORM pg_catalog.set_config('memory_fabric.intent_id', coalesce(intent, ''), true);
+    RETURN pin;
+END
+$fn$;
+CREATE OR REPLACE FUNCTION memory_fabric_shard.move_tables() RETURNS TABLE (ord integer, tbl text, key text)
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+VALUES (1, 'audit_heads', 'tenant_id'), (2, 'audit_chain', 'seq'), (3, 'policies', 'version'),
+       (4, 'embedding_models', 'model'), (5, 'consents', 'id'), (6, 'candidates', 'id'), (7, 'reviews', 'id'),
+       (8, 'decisions', 'id'), (9, 'promoted_memory', 'id'), (10, 'tenant_grants', 'id'), (11, 'events', 'id'),
+       (12, 'recall_log', 'id'), (13, 'scope_versions', 'key')
+$fn$;
 CREATE FUNCTION memory_fabric_shard.move_freeze(tenant text, new_state text, to_shard integer, drain_ms integer) RETURNS text
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
 AS $fn$
@@ -94,6 +110,43 @@ BEGIN
         END IF;
     END IF;
     RETURN memory_fabric_shard.move_mark(tenant, new_state, to_shard);
+END
+$fn$;
+CREATE OR REPLACE FUNCTION memory_fabric_shard.move_erase(tenant text) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    t record;
+    n bigint;
+    out jsonb := '{}';
+    keys uuid[];
+BEGIN
+    PERFORM memory_fabric_shard._move_owner();
+    IF NOT EXISTS (SELECT 1 FROM memory_fabric_shard.retired r WHERE r.tenant_id = tenant AND r.state IN ('moved', 'incoming')) THEN
+        RAISE EXCEPTION 'shard % serves tenant "%": only a copy that moved away is erased', (SELECT i.shard FROM memory_fabric_shard.identity i), tenant
+            USING ERRCODE = '55000';
+    END IF;
+    SELECT pg_catalog.array_agg(DISTINCT memory_fabric._scope_version_key(p.tenant_id, p.user_id)) INTO keys
+    FROM memory_fabric.promoted_memory p WHERE p.tenant_id = tenant;
+    -- (audit_heads, the chain's newest link, is updated by every write and carries no guard)
+    FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m WHERE m.tbl NOT IN ('scope_versions', 'audit_heads') ORDER BY m.ord LOOP
+        EXECUTE pg_catalog.format('ALTER TABLE memory_fabric.%I DISABLE TRIGGER guard_delete', t.tbl);
+    END LOOP;
+    FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m WHERE m.tbl <> 'scope_versions' ORDER BY m.ord DESC LOOP
+        EXECUTE pg_catalog.format('DELETE FROM memory_fabric.%I x WHERE x.tenant_id = %L', t.tbl, tenant);
+        GET DIAGNOSTICS n = ROW_COUNT;
+        out := out || pg_catalog.jsonb_build_object(t.tbl, n);
+    END LOOP;
+    FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m WHERE m.tbl NOT IN ('scope_versions', 'audit_heads') ORDER BY m.ord LOOP
+        EXECUTE pg_catalog.format('ALTER TABLE memory_fabric.%I ENABLE ALWAYS TRIGGER guard_delete', t.tbl);
+    END LOOP;
+    DELETE FROM memory_fabric.scope_versions v WHERE v.key = ANY (coalesce(keys, '{}'));
+    GET DIAGNOSTICS n = ROW_COUNT;
+    out := out || pg_catalog.jsonb_build_object('scope_versions', n);
+    UPDATE memory_fabric_shard.retired r SET erased_at = pg_catalog.clock_timestamp() WHERE r.tenant_id = tenant;
+    -- a failed move's incoming copy: nothing is left to refuse
+    DELETE FROM memory_fabric_shard.retired r WHERE r.tenant_id = tenant AND r.state = 'incoming';
+    RETURN out;
 END
 $fn$;
 CREATE FUNCTION memory_fabric_shard.verify_audit(pin text, text)
@@ -183,6 +236,7 @@ END
 $fn$;
 REVOKE ALL ON FUNCTION memory_fabric_shard._serve(pin text, tenant text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric_shard._read_only(pin text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+REVOKE ALL ON FUNCTION memory_fabric_shard._intent(pin text, intent text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric_shard._move_owner() FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric_shard.move_tables() FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 REVOKE ALL ON FUNCTION memory_fabric_shard._move_where(tbl text, tenant text) FROM PUBLIC, memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
@@ -244,6 +298,8 @@ REVOKE ALL ON FUNCTION memory_fabric_shard.sync_roles(defs jsonb) FROM PUBLIC, m
 GRANT EXECUTE ON FUNCTION memory_fabric_shard._serve(text, text)
     TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric_shard._read_only(text)
+    TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+GRANT EXECUTE ON FUNCTION memory_fabric_shard._intent(text, text)
     TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 GRANT EXECUTE ON FUNCTION memory_fabric_shard._promote_pending_batch(pin text, text, timestamp with time zone, text, integer) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;
 GRANT EXECUTE ON FUNCTION memory_fabric_shard._promote_pending_count(pin text, text, integer) TO memory_fabric_admin, memory_fabric_agent, memory_fabric_reviewer;

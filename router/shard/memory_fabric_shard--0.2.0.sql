@@ -130,6 +130,22 @@ REVOKE ALL ON FUNCTION memory_fabric_shard._read_only(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric_shard._read_only(text)
     TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 
+-- Sets the intent the router's caller pinned (memory_fabric.intent_id, 0.20.0: a capture must name
+-- it, a recall that intent or none) for the rest of the shard transaction, and returns the tenant
+-- pin: every routed call passes its pin through it, as _read_only() does. The pin only narrows
+-- what the caller may do; an empty or NULL intent is no pin.
+CREATE FUNCTION memory_fabric_shard._intent(pin text, intent text) RETURNS text
+LANGUAGE plpgsql VOLATILE
+AS $fn$
+BEGIN
+    PERFORM pg_catalog.set_config('memory_fabric.intent_id', coalesce(intent, ''), true);
+    RETURN pin;
+END
+$fn$;
+REVOKE ALL ON FUNCTION memory_fabric_shard._intent(text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_fabric_shard._intent(text, text)
+    TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
+
 CREATE FUNCTION memory_fabric_shard._move_owner() RETURNS void
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
 AS $fn$
@@ -142,13 +158,16 @@ $fn$;
 
 -- The tables of a tenant, in the order a copy inserts them (referenced rows first), and the
 -- key each is read in: scope_versions holds no tenant column, its rows are the scopes (tenant,
--- user) of the tenant's promoted memories; locks and secrets hold nothing of a tenant.
+-- user) of the tenant's promoted memories; locks and secrets hold nothing of a tenant. The audit
+-- chain (memory_fabric 0.20.0) comes first: an event or decision inserted with its link already
+-- there keeps it, so the chain arrives as it was and the next write continues it.
 CREATE FUNCTION memory_fabric_shard.move_tables() RETURNS TABLE (ord integer, tbl text, key text)
 LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp
 AS $fn$
-VALUES (1, 'policies', 'version'), (2, 'embedding_models', 'model'), (3, 'consents', 'id'), (4, 'candidates', 'id'),
-       (5, 'reviews', 'id'), (6, 'decisions', 'id'), (7, 'promoted_memory', 'id'), (8, 'tenant_grants', 'id'),
-       (9, 'events', 'id'), (10, 'recall_log', 'id'), (11, 'scope_versions', 'key')
+VALUES (1, 'audit_heads', 'tenant_id'), (2, 'audit_chain', 'seq'), (3, 'policies', 'version'),
+       (4, 'embedding_models', 'model'), (5, 'consents', 'id'), (6, 'candidates', 'id'), (7, 'reviews', 'id'),
+       (8, 'decisions', 'id'), (9, 'promoted_memory', 'id'), (10, 'tenant_grants', 'id'), (11, 'events', 'id'),
+       (12, 'recall_log', 'id'), (13, 'scope_versions', 'key')
 $fn$;
 
 CREATE FUNCTION memory_fabric_shard._move_where(tbl text, tenant text) RETURNS text
@@ -436,7 +455,8 @@ BEGIN
     END IF;
     SELECT pg_catalog.array_agg(DISTINCT memory_fabric._scope_version_key(p.tenant_id, p.user_id)) INTO keys
     FROM memory_fabric.promoted_memory p WHERE p.tenant_id = tenant;
-    FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m WHERE m.tbl <> 'scope_versions' ORDER BY m.ord LOOP
+    -- (audit_heads, the chain's newest link, is updated by every write and carries no guard)
+    FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m WHERE m.tbl NOT IN ('scope_versions', 'audit_heads') ORDER BY m.ord LOOP
         EXECUTE pg_catalog.format('ALTER TABLE memory_fabric.%I DISABLE TRIGGER guard_delete', t.tbl);
     END LOOP;
     FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m WHERE m.tbl <> 'scope_versions' ORDER BY m.ord DESC LOOP
@@ -444,7 +464,7 @@ BEGIN
         GET DIAGNOSTICS n = ROW_COUNT;
         out := out || pg_catalog.jsonb_build_object(t.tbl, n);
     END LOOP;
-    FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m WHERE m.tbl <> 'scope_versions' ORDER BY m.ord LOOP
+    FOR t IN SELECT * FROM memory_fabric_shard.move_tables() m WHERE m.tbl NOT IN ('scope_versions', 'audit_heads') ORDER BY m.ord LOOP
         EXECUTE pg_catalog.format('ALTER TABLE memory_fabric.%I ENABLE ALWAYS TRIGGER guard_delete', t.tbl);
     END LOOP;
     DELETE FROM memory_fabric.scope_versions v WHERE v.key = ANY (coalesce(keys, '{}'));

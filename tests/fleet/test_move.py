@@ -28,7 +28,7 @@ NODES = {"router": BASE, "shard0": BASE + 1, "shard1": BASE + 2}
 ROLES = {"fl_agent": "memory_fabric_agent", "fl_rev1": "memory_fabric_reviewer",
          "fl_rev2": "memory_fabric_reviewer", "fl_admin": "memory_fabric_admin"}
 PLACE = {"mv_a": 0, "mv_b": 0, "mv_c": 1}
-TABLES = {"policies": "version", "embedding_models": "model", "consents": "id", "candidates": "id", "reviews": "id",
+TABLES = {"audit_heads": "tenant_id", "audit_chain": "seq", "policies": "version", "embedding_models": "model", "consents": "id", "candidates": "id", "reviews": "id",
           "decisions": "id", "promoted_memory": "id", "tenant_grants": "id", "events": "id", "recall_log": "id",
           "scope_versions": "key"}
 
@@ -191,7 +191,7 @@ def recall_as_of(instants: list) -> dict:
     return out
 
 
-P_CRP = ("SELECT candidate_id FROM memory_fabric_router._p_capture_review_promote(%s, %s, %s, %s, 'agent', 'INTERNAL', "
+P_CRP = ("SELECT candidate_id FROM memory_fabric_router._p_capture_review_promote(%s, %s, NULL, %s, %s, 'agent', 'INTERNAL', "
          "%s, 'load_ro', '[]', NULL, NULL, NULL, NULL, NULL, NULL, '{}')")
 CRP = ("SELECT candidate_id FROM memory_fabric_router.capture_review_promote(%s, %s, 'agent', 'INTERNAL', user_id => %s, "
        "intent_id => 'load_ro')")
@@ -451,8 +451,9 @@ def main() -> None:
         old = rows_of(0, "mv_a", table, pmap)
         new = rows_of(1, "mv_a", table)
         missing = [k for k in old if k not in new]
-        # a scope's version changes with every promotion of it after the flip (verified before it)
-        changed = [k for k in old if k in new and old[k] != new[k] and table != "scope_versions"]
+        # a scope's version changes with every promotion of it after the flip (verified before it), and
+        # the audit chain's head with every event
+        changed = [k for k in old if k in new and old[k] != new[k] and table not in ("scope_versions", "audit_heads")]
         if missing or changed:
             all_same = False
             print(f"# {table}: missing {missing[:3]}, changed {changed[:3]}")
@@ -467,6 +468,12 @@ def main() -> None:
                     "FROM memory_fabric.recall_log WHERE tenant_id = 'mv_a' UNION ALL SELECT 'grants_revoked', count(*) "
                     "FROM memory_fabric.tenant_grants WHERE tenant_id = 'mv_a' AND revoked_at IS NOT NULL"))
     check(all(v >= 1 for v in kinds.values()) and kinds["decisions"] >= 2, f"the history moved with its kinds of rows: {kinds}")
+    # the audit chain moved with its rows: whole on shard 1, the old copy's links all there, and the writes after
+    # the flip are its next links
+    links_old = on("shard0", "SELECT count(*) FROM memory_fabric.audit_chain WHERE tenant_id = 'mv_a'")[0][0]
+    v = as_role("fl_admin", "SELECT links, intact, problem FROM memory_fabric.verify_audit('mv_a')", pin="mv_a")
+    check(v and v[0][1] and v[0][0] > links_old > 0,
+          f"verify_audit through the router after the move: the chain is whole on shard 1 ({v}; {links_old} links moved)")
     bad_oid = on("shard1", "SELECT count(*) FROM memory_fabric.tenant_grants g LEFT JOIN pg_roles r ON r.oid = g.role_oid "
                  "WHERE g.tenant_id = 'mv_a' AND r.rolname IS DISTINCT FROM g.role_name")[0][0]
     check(bad_oid == 0, "grants on shard 1 are bound to shard 1's OID of each role name")

@@ -28,7 +28,7 @@ AGENT = "fl_agent"
 CRP = ("SELECT candidate_id, status, memory_id FROM memory_fabric_router.capture_review_promote(%s, %s, 'agent', 'INTERNAL', "
        "user_id => 'cus_ro', intent_id => 'support')")
 # the proxy itself: what a role may call directly, past the router function's checks
-P_CRP = ("SELECT candidate_id FROM memory_fabric_router._p_capture_review_promote(%s, %s, %s, %s, 'agent', 'INTERNAL', "
+P_CRP = ("SELECT candidate_id FROM memory_fabric_router._p_capture_review_promote(%s, %s, NULL, %s, %s, 'agent', 'INTERNAL', "
          "'cus_ro', 'support', '[]', NULL, NULL, NULL, NULL, NULL, NULL, '{}')")
 
 

@@ -218,6 +218,34 @@ def main() -> None:
         pin = c.execute("SELECT current_setting('memory_fabric.tenant_id', true)").fetchone()[0]
     check(n == 0 and not pin, f"globex on shard 0: {n} rows; the pin does not outlive the call ({pin!r})")
 
+    # 8b. the intent pin (memory_fabric.intent_id, memory_fabric 0.20.0) travels with every routed call:
+    # the shard refuses what the caller's pin refuses on one node, and it does not outlive the call
+    def pinned_intent(sql: str, *args: Any, intent: str = "support") -> tuple[psycopg.Error | None, list]:
+        try:
+            with conn("router", "fl_agent") as c, c.transaction():
+                c.execute("SELECT set_config('memory_fabric.tenant_id', 'acme', true), "
+                          "set_config('memory_fabric.intent_id', %s, true)", (intent,))
+                cur = c.execute(sql, args)
+                return None, (cur.fetchall() if cur.description else [])
+        except psycopg.Error as e:
+            return e, []
+    e, _ = pinned_intent("SELECT id FROM memory_fabric.capture_memory('acme', 'Intent pinned elsewhere.', 'agent', "
+                         "'INTERNAL', intent_id => 'sales')")
+    check(e is not None and e.sqlstate == "42501" and "not the pinned intent" in e.diag.message_primary,
+          f"through the router, a capture of another intent than the pin is refused on the shard: {describe(e)}")
+    e, _ = pinned_intent("SELECT * FROM memory_fabric_router.capture_review_promote('acme', 'No intent at all.', "
+                         "'agent', 'INTERNAL')")
+    check(e is not None and e.sqlstate == "42501" and "outside the pinned intent" in e.diag.message_primary,
+          f"capture_review_promote without an intent under an intent pin is refused: {describe(e)}")
+    e, _ = pinned_intent("SELECT count(*) FROM memory_fabric.recall('acme', 'sales')")
+    check(e is not None and e.sqlstate == "42501", f"a recall of another intent than the pin is refused: {describe(e)}")
+    e, r = pinned_intent("SELECT intent_id FROM memory_fabric.capture_memory('acme', 'Intent pinned and named.', "
+                         "'agent', 'INTERNAL', intent_id => 'support')")
+    check(e is None and r == [("support",)], f"a capture of the pinned intent goes through: {describe(e)} {r}")
+    with conn("shard0", "fl_agent") as c:
+        left = c.execute("SELECT current_setting('memory_fabric.intent_id', true)").fetchone()[0]
+    check(not left, f"the intent pin does not outlive a routed call on the shard ({left!r})")
+
     # 9. a shard that is down: a clear error naming no other tenant; the other shard keeps serving
     # a hostile role cannot stall a tenant's calls: the gates are views on the shards it may not
     # lock (tests/fleet/test_gates.py), and the advisory lock keys of an earlier design mean nothing
