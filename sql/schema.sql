@@ -587,25 +587,6 @@ COMMENT ON FUNCTION memory_fabric._names_subject IS
     'Whether an identifier names a subject: the subject itself, or <kind>:<subject>';
 REVOKE ALL ON FUNCTION memory_fabric._names_subject FROM PUBLIC;
 
--- An event's payload as erasure leaves it: the values of the keys that hold ids, names of the
--- pipeline's own, numbers or flags stay; every other value, which may hold what someone wrote
--- (an operator's reason, notes), becomes "[erased]"; "erased": true marks it.
-CREATE FUNCTION memory_fabric._erased_payload(p jsonb) RETURNS jsonb
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-BEGIN ATOMIC
-    SELECT coalesce(pg_catalog.jsonb_object_agg(e.key,
-               CASE WHEN e.key = ANY (ARRAY['candidate_id', 'review_id', 'decision_id', 'consent_id', 'memory_id',
-                                            'supersedes', 'superseded_by', 'coexists_with', 'contradicts', 'tier',
-                                            'resolution', 'promoted_by', 'event', 'version', 'model'])
-                         OR pg_catalog.jsonb_typeof(e.value) IN ('number', 'boolean', 'null')
-                    THEN e.value ELSE '"[erased]"'::jsonb END), '{}'::jsonb)
-           || '{"erased": true}'::jsonb
-    FROM pg_catalog.jsonb_each(_erased_payload.p) e;
-END;
-COMMENT ON FUNCTION memory_fabric._erased_payload IS
-    'An event payload without its free text, as erasure leaves it';
-REVOKE ALL ON FUNCTION memory_fabric._erased_payload FROM PUBLIC;
-
 -- ---------------------------------------------------------------------------------------------
 -- The audit trail's hash chain. The append-only guards below are triggers, which a superuser can
 -- disable; the chain makes what was altered behind them evident. Every event and decision gets
@@ -620,11 +601,15 @@ REVOKE ALL ON FUNCTION memory_fabric._erased_payload FROM PUBLIC;
 -- other only while committing, after every other lock of their transactions is held.
 
 -- The newest link of each tenant's chain. Row-locked by each append until its transaction ends.
+-- Its rows are updated by every link: fillfactor 10 leaves each page room for the new versions
+-- (HOT updates on the same page, pruned as they go).
 CREATE TABLE memory_fabric.audit_heads (
-    tenant_id text   PRIMARY KEY,
-    seq       bigint NOT NULL CHECK (seq >= 0),
-    digest    text   NOT NULL CHECK (digest ~ '^[0-9a-f]{64}$')
-);
+    tenant_id   text   PRIMARY KEY,
+    seq         bigint NOT NULL CHECK (seq > 0),
+    -- the link before the newest one (what the newest link carries)
+    prev_digest text   NOT NULL CHECK (prev_digest ~ '^[0-9a-f]{64}$'),
+    digest      text   NOT NULL CHECK (digest ~ '^[0-9a-f]{64}$')
+) WITH (fillfactor = 10);
 COMMENT ON TABLE memory_fabric.audit_heads IS
     'The newest link of each tenant''s audit chain (memory_fabric.verify_audit reports its digest, to keep elsewhere)';
 REVOKE ALL ON memory_fabric.audit_heads FROM PUBLIC;
@@ -641,102 +626,14 @@ CREATE TABLE memory_fabric.audit_chain (
     digest         text        NOT NULL CHECK (digest ~ '^[0-9a-f]{64}$'),
     chained_at     timestamptz NOT NULL DEFAULT clock_timestamp(),
     PRIMARY KEY (tenant_id, seq),
-    UNIQUE (source, row_id)
+    UNIQUE (row_id, source)
 );
 COMMENT ON TABLE memory_fabric.audit_chain IS
     'The hash chain over each tenant''s events and decisions, a link a row in commit order; append-only';
 
--- The fields of an audit row that never change, erasure included, as one JSON array: its kind,
--- its ids, who and when (microseconds since the epoch, whatever the session's time zone), and
--- what erasure leaves of its free text (an event's payload as memory_fabric._erased_payload()
--- masks it; whether a decision had notes).
-CREATE FUNCTION memory_fabric._audit_fixed(source text, r jsonb) RETURNS jsonb
-LANGUAGE sql STABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    SELECT CASE source
-        WHEN 'events' THEN pg_catalog.jsonb_build_array('events', r -> 'id', r -> 'tenant_id', r -> 'kind',
-            r -> 'subject_id', r -> 'actor', r -> 'actor_role',
-            (pg_catalog.extract('epoch', (r ->> 'created_at')::timestamptz) * 1000000)::bigint,
-            memory_fabric._erased_payload(r -> 'payload'))
-        WHEN 'decisions' THEN pg_catalog.jsonb_build_array('decisions', r -> 'id', r -> 'tenant_id',
-            r -> 'candidate_id', r -> 'review_id', r -> 'action', r -> 'decided_by', r -> 'new_candidate_id',
-            (pg_catalog.extract('epoch', (r ->> 'decided_at')::timestamptz) * 1000000)::bigint,
-            r -> 'decided_by_role', r ->> 'notes' IS NULL)
-    END
-$$;
--- The salted commitment to an audit row's free text; NULL once erasure removed the salt.
-CREATE FUNCTION memory_fabric._audit_content(source text, r jsonb) RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    SELECT CASE WHEN r ->> 'audit_salt' IS NOT NULL THEN
-        pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(pg_catalog.jsonb_build_array(r -> 'audit_salt',
-            CASE source WHEN 'events' THEN r -> 'payload' ELSE r -> 'notes' END)::text, 'UTF8')), 'hex') END
-$$;
--- A link's digest: SHA-256 of the previous link's digest, the place, the fixed fields and the
--- commitment, written as one JSON array (unambiguous: every string quoted and escaped).
-CREATE FUNCTION memory_fabric._audit_digest(prev text, seq bigint, fixed jsonb, content text) RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    SELECT pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
-        pg_catalog.jsonb_build_array(prev, seq, fixed, content)::text, 'UTF8')), 'hex')
-$$;
--- Appends a row's link to its tenant's chain, holding the tenant's head until the transaction
--- ends. A tenant without a head starts at link 1, or after the newest link it has (a chain
--- restored or copied without its head).
-CREATE FUNCTION memory_fabric._audit_chain_row(source text, r jsonb) RETURNS void
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    t        text := r ->> 'tenant_id';
-    h_seq    bigint;
-    h_digest text;
-    c        text;
-    d        text;
-BEGIN
-    SELECT h.seq, h.digest INTO h_seq, h_digest FROM memory_fabric.audit_heads h WHERE h.tenant_id = t FOR UPDATE;
-    IF NOT FOUND THEN
-        INSERT INTO memory_fabric.audit_heads (tenant_id, seq, digest)
-        SELECT t, coalesce(max(x.seq), 0),
-               coalesce((SELECT y.digest FROM memory_fabric.audit_chain y WHERE y.tenant_id = t ORDER BY y.seq DESC LIMIT 1),
-                        pg_catalog.repeat('0', 64))
-        FROM memory_fabric.audit_chain x WHERE x.tenant_id = t
-        ON CONFLICT (tenant_id) DO NOTHING;
-        SELECT h.seq, h.digest INTO STRICT h_seq, h_digest FROM memory_fabric.audit_heads h WHERE h.tenant_id = t FOR UPDATE;
-    END IF;
-    c := memory_fabric._audit_content(source, r);
-    d := memory_fabric._audit_digest(h_digest, h_seq + 1, memory_fabric._audit_fixed(source, r), c);
-    UPDATE memory_fabric.audit_heads SET seq = h_seq + 1, digest = d WHERE tenant_id = t;
-    INSERT INTO memory_fabric.audit_chain (tenant_id, seq, source, row_id, content_digest, prev_digest, digest)
-    VALUES (t, h_seq + 1, source, r ->> 'id', c, h_digest, d);
-END
-$$;
--- The deferred constraint trigger on events and decisions. A row that arrives with its link
--- already in the chain (a restore, a tenant moved with its chain) keeps that link. Runs as the
--- extension's owner: the inserting role has no rights on the chain.
-CREATE FUNCTION memory_fabric._audit_append() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    IF NOT EXISTS (SELECT 1 FROM memory_fabric.audit_chain c WHERE c.source = TG_TABLE_NAME AND c.row_id = NEW.id) THEN
-        PERFORM memory_fabric._audit_chain_row(TG_TABLE_NAME, pg_catalog.to_jsonb(NEW));
-    END IF;
-    RETURN NULL;
-END
-$$;
-REVOKE ALL ON FUNCTION memory_fabric._audit_fixed(text, jsonb), memory_fabric._audit_content(text, jsonb),
-    memory_fabric._audit_digest(text, bigint, jsonb, text), memory_fabric._audit_chain_row(text, jsonb),
-    memory_fabric._audit_append() FROM PUBLIC;
-CREATE CONSTRAINT TRIGGER audit_chain AFTER INSERT ON memory_fabric.events
-    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION memory_fabric._audit_append();
-CREATE CONSTRAINT TRIGGER audit_chain AFTER INSERT ON memory_fabric.decisions
-    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION memory_fabric._audit_append();
-ALTER TABLE memory_fabric.events ENABLE ALWAYS TRIGGER audit_chain;
-ALTER TABLE memory_fabric.decisions ENABLE ALWAYS TRIGGER audit_chain;
+-- What a link's digest is made of: memory_fabric_core::audit (core/src/audit.rs). The functions
+-- that compute it, the trigger that appends the links and verify_audit() are in
+-- src/api/verify_audit.rs.
 
 -- ---------------------------------------------------------------------------------------------
 -- Append-only guards. Row-level BEFORE UPDATE/DELETE and statement-level BEFORE TRUNCATE,

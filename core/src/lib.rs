@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod assertion;
+pub mod audit;
 pub mod calibrate;
 pub mod capture;
 pub mod embed;

@@ -124,8 +124,25 @@ fn _erased_digest(content_hash: &str) -> String {
     memory_fabric_core::keys::erased_digest(&secret, content_hash)
 }
 
+/// An event's payload as erasure leaves it (memory_fabric_core::audit::erased_payload): the values
+/// of the keys that hold ids and names of the pipeline's own, and numbers, booleans and nulls, stay;
+/// every other value, which may hold what someone wrote (an operator's reason, notes), becomes
+/// "[erased]"; "erased": true marks it. Erasure writes it, the append-only guard checks an erasure
+/// with it, and the audit chain's links are made of it (so they hold after an erasure).
+#[pg_extern(immutable, parallel_safe, strict)]
+#[search_path(pg_catalog, pg_temp)]
+fn _erased_payload(p: pgrx::JsonB) -> pgrx::JsonB {
+    match &p.0 {
+        serde_json::Value::Object(m) => pgrx::JsonB(serde_json::Value::Object(memory_fabric_core::audit::erased_payload(m))),
+        _ => crate::error::raise(memory_fabric_core::Error::invalid("an event payload must be a JSON object")),
+    }
+}
+
 extension_sql!(
     r#"
+COMMENT ON FUNCTION memory_fabric._erased_payload IS
+    'An event payload without its free text, as erasure leaves it';
+REVOKE ALL ON FUNCTION memory_fabric._erased_payload(jsonb) FROM PUBLIC;
 CREATE FUNCTION memory_fabric.forget_subject(tenant_id text, user_id text, reason text)
 RETURNS TABLE (candidates_erased bigint, memories_erased bigint)
 LANGUAGE sql VOLATILE
@@ -141,5 +158,5 @@ REVOKE ALL ON FUNCTION memory_fabric.forget_subject(text, text, text), memory_fa
 GRANT EXECUTE ON FUNCTION memory_fabric.forget_subject(text, text, text) TO memory_fabric_admin;
 "#,
     name = "forget_subject",
-    requires = [_forget_subject, _erased_digest],
+    requires = [_forget_subject, _erased_digest, _erased_payload],
 );
