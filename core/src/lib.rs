@@ -5,6 +5,7 @@ pub mod args;
 pub mod assertion;
 pub mod audit;
 pub mod calibrate;
+pub mod claim;
 pub mod capture;
 pub mod embed;
 pub mod error;

@@ -1,0 +1,1060 @@
+//! What a memory claims, for review's contradiction and duplicate steps: whose claim it is, what
+//! kind of claim, and, for a state, which attribute and value.
+//!
+//! Two memories contradict only when they give incompatible values of one single-valued attribute
+//! of one subject at overlapping times (SPEC §6). So review first asks what each text claims:
+//! - an **event** (something done or happening at a time: a past action, a plan, an order or a
+//!   ticket by its number, anything placed by "yesterday", "on 8 May", "day 3") accumulates and
+//!   never contradicts another by its number or date;
+//! - a **multi-valued** fact (likes, speaks, has visited, owns, plays) coexists with another value;
+//! - a **keyed state** (a single-valued attribute this module knows: where someone lives, who
+//!   they work for, their diet, how they want to be contacted, their plan, …) contradicts another
+//!   value of the same attribute of the same subject; a **change** of state ("moved to", "no
+//!   longer", "changed jobs", "now works at", "downgraded to") supersedes the older value;
+//! - a **generic state** ("The west gate opens at 10 am.", "Refunds need a manager's sign-off.")
+//!   is left to the sentence comparison and the judge, as before, when each text is that one
+//!   statement;
+//! - anything else (questions, greetings, thanks, opinions, chat) claims nothing that can clash.
+//!
+//! Whose claim: a speaker's prefix ("Caroline: …", "Caroline (8 May 2023): …") makes "I", "my" and
+//! "we" that speaker, and its date places the claim in time, not in its value; an identifier
+//! ("cus_1") or a name opening the sentence is its subject. What one speaker says of themself is
+//! not contradicted by what another says of themself.
+//!
+//! The rules are word patterns over the lowercased text; they are deterministic, and
+//! `core/tests/claims.rs` measures them on conversations, event streams and state changes.
+
+use crate::lexicon;
+
+/// What kind of claim a sentence makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A single-valued attribute this module knows (`Claim::attribute`).
+    State,
+    /// A present statement of no known attribute, left to the sentence comparison.
+    Generic,
+    /// Something done or happening at a time.
+    Event,
+    /// One value among several the subject may have.
+    Multi,
+    /// Nothing that can clash: a question, a greeting, thanks, an opinion, chat.
+    Other,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::State => "state",
+            Kind::Generic => "generic",
+            Kind::Event => "event",
+            Kind::Multi => "multi",
+            Kind::Other => "other",
+        }
+    }
+}
+
+/// One sentence's claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    pub kind: Kind,
+    /// Whose claim: a speaker (`speaker:<name>`), an identifier or a name; None: not said.
+    pub subject: Option<String>,
+    /// For a keyed state: the attribute (e.g. "residence"), with a topic where it has one
+    /// ("contact_channel:invoices").
+    pub attribute: Option<String>,
+    /// For a keyed state: its value, normalised ("porto", "email", "vegan"); None when a change
+    /// only says the old value no longer holds ("quit her job").
+    pub value: Option<String>,
+    /// False when it says the value does not hold ("no longer follows a vegan diet").
+    pub positive: bool,
+    /// It says the state changed ("moved to", "no longer", "now", "switched to").
+    pub change: bool,
+    /// A state that held before and no longer ("lived in", "used to work at").
+    pub past: bool,
+    /// The things it names by number or identifier besides its subject (an order, an invoice, a
+    /// parcel: "order 1001", "#8122", "inv_4410"): an event of one is not an event of another.
+    pub instances: Vec<String>,
+    /// How many clauses its predicate has (a second one says more than the attribute).
+    pub clauses: usize,
+    /// The sentence's words.
+    pub words: Vec<String>,
+}
+
+/// What a text claims, sentence by sentence.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Analysis {
+    /// The speaker of a "Name: …" prefix, lowercased.
+    pub speaker: Option<String>,
+    /// The date of a "Name (date): …" prefix, as written.
+    pub date: Option<String>,
+    pub claims: Vec<Claim>,
+}
+
+impl Analysis {
+    /// The one claim of a text that makes exactly one (after what claims nothing).
+    pub fn single(&self) -> Option<&Claim> {
+        let mut it = self.claims.iter().filter(|c| c.kind != Kind::Other);
+        let c = it.next()?;
+        it.next().is_none().then_some(c)
+    }
+
+    /// The kinds of its claims, for a review's notes ("state:residence", "event", …).
+    pub fn describe(&self) -> String {
+        let mut parts: Vec<String> = self
+            .claims
+            .iter()
+            .map(|c| match (&c.attribute, &c.value) {
+                (Some(a), Some(v)) => format!("{}:{a}={}{v}{}", c.kind.as_str(), if c.positive { "" } else { "not " }, if c.change { " (change)" } else { "" }),
+                (Some(a), None) => format!("{}:{a}{}", c.kind.as_str(), if c.change { " (change)" } else { "" }),
+                _ => c.kind.as_str().to_owned(),
+            })
+            .collect();
+        parts.dedup();
+        parts.join(", ")
+    }
+}
+
+/// How two texts' claims relate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Relation {
+    /// Incompatible values of one keyed attribute of one subject, both current: the first of
+    /// them, and whether the first text says it changed.
+    Conflict { attribute: String, change: bool },
+    /// Each is the same one keyed claim (same subject, attribute, value and polarity): a
+    /// duplicate whatever the words.
+    Same { attribute: String },
+    /// Each is one generic statement: the sentence comparison and the judge decide.
+    Generic,
+    /// Each is one event (or one an event and the other a statement), in a record (no speaker):
+    /// it contradicts the other only by what the comparison finds other than a number (events
+    /// accumulate: another day is another event), unless both name the same numbered thing
+    /// (`same_instance`: one order delivered on two dates).
+    Events { same_instance: bool },
+    /// Each is one value among several of the same subject, in a record: it contradicts the
+    /// other only by denying it (a negation, an antonym, swapped roles), never by another value.
+    Values,
+    /// Nothing in one can clash with the other, and why.
+    Compatible(&'static str),
+}
+
+// ---------------------------------------------------------------------------------------------
+// Words
+
+/// A text's sentences, each as lowercased word tokens (contractions split: "i'm" is "i am",
+/// "don't" is "do not"; an identifier, an order number "#8122" and "e-mail" stay one token).
+fn sentences(text: &str) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let mut cur: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let chars: Vec<char> = text.chars().collect();
+    let flush = |word: &mut String, cur: &mut Vec<String>| {
+        if !word.is_empty() {
+            split_contraction(&word.to_lowercase(), cur);
+            word.clear();
+        }
+    };
+    for (i, &ch) in chars.iter().enumerate() {
+        let next = chars.get(i + 1).copied();
+        let prev = if i > 0 { chars.get(i - 1).copied() } else { None };
+        let inner = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
+        if ch.is_alphanumeric() || ch == '_' || ((ch == '\'' || ch == '’') && inner(prev) && inner(next))
+            || ((ch == '-' || ch == '.' || ch == ':' || ch == ',') && inner(prev) && inner(next) && (ch != ',' || next.is_some_and(|c| c.is_ascii_digit()) && prev.is_some_and(|c| c.is_ascii_digit())))
+            || (ch == '#' && inner(next))
+        {
+            word.push(if ch == '’' { '\'' } else { ch });
+        } else {
+            flush(&mut word, &mut cur);
+            if matches!(ch, '.' | '!' | '?' | ';' | '\n') {
+                if ch == '?' || ch == '!' {
+                    cur.push(ch.to_string());
+                }
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            } else if ch == ',' || ch == '-' || ch == '—' || ch == '(' || ch == ')' {
+                cur.push(",".into());
+            }
+        }
+    }
+    flush(&mut word, &mut cur);
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    // a lone abbreviation's full stop ("Dr. Lee") does not end a sentence
+    let mut merged: Vec<Vec<String>> = Vec::new();
+    for s in out {
+        match merged.last_mut() {
+            Some(last) if last.len() == 1 && ABBREVIATIONS.contains(&last[0].as_str()) => last.extend(s),
+            Some(last) if last.last().is_some_and(|w| ABBREVIATIONS.contains(&w.as_str())) && last.len() > 1 => last.extend(s),
+            _ => merged.push(s),
+        }
+    }
+    merged
+}
+
+const ABBREVIATIONS: &[&str] = &["dr", "mr", "mrs", "ms", "st", "no", "vs", "e.g", "i.e", "etc", "jr", "sr", "prof", "inc", "ltd", "co"];
+
+fn split_contraction(w: &str, out: &mut Vec<String>) {
+    const SUFFIXES: &[(&str, &[&str])] = &[
+        ("n't", &["not"]), ("'m", &["am"]), ("'re", &["are"]), ("'ve", &["have"]), ("'ll", &["will"]), ("'d", &["would"]),
+        ("'s", &["'s"]),
+    ];
+    match w {
+        "can't" | "cannot" => return out.extend(["can".to_owned(), "not".to_owned()]),
+        "won't" => return out.extend(["will".to_owned(), "not".to_owned()]),
+        "shan't" => return out.extend(["shall".to_owned(), "not".to_owned()]),
+        _ => {}
+    }
+    for (suf, rep) in SUFFIXES {
+        if let Some(stem) = w.strip_suffix(suf) {
+            if !stem.is_empty() {
+                out.push(stem.to_owned());
+                out.extend(rep.iter().map(|s| s.to_string()));
+                return;
+            }
+        }
+    }
+    out.push(w.to_owned());
+}
+
+fn is_id(w: &str) -> bool {
+    w.contains('_') && w.chars().any(|c| c.is_ascii_digit()) || (w.len() > 1 && w.starts_with('#'))
+}
+
+const FIRST_PERSON: &[&str] = &["i", "me", "my", "mine", "we", "us", "our", "myself"];
+const NEGATIONS: &[&str] = &["not", "never", "no"];
+
+const QUESTION_OPENERS: &[&str] = &["what", "how", "why", "when", "where", "who", "which", "do", "does", "did", "is", "are", "can", "could", "would", "will", "should", "have", "has", "anything", "any"];
+
+/// Openers of what claims nothing: greetings, thanks, exclamations, agreement, advice.
+const CHAT_OPENERS: &[&str] = &[
+    "hi", "hey", "hello", "thanks", "thank", "wow", "cool", "awesome", "great", "glad", "sounds", "congrats",
+    "congratulations", "yeah", "yes", "yep", "nope", "oh", "aw", "aww", "haha", "lol", "sure", "okay", "ok", "nice",
+    "amazing", "good", "bye", "see", "take", "keep", "let", "lets", "agreed", "totally", "absolutely", "definitely",
+    "exactly", "right", "true", "sorry", "omg", "ah", "hmm", "well", "so", "that", "this", "it", "you", "your", "they",
+    "there", "what", "love", "lucky", "hope", "too", "same", "welcome", "cheers", "please",
+];
+
+/// Words that place a claim at a time, making an action an event.
+const TIME_ANCHORS: &[&str] = &[
+    "yesterday", "today", "tonight", "tomorrow", "ago", "recently", "earlier", "monday", "tuesday", "wednesday",
+    "thursday", "friday", "saturday", "sunday",
+];
+const MONTHS: &[&str] = &[
+    "january", "february", "march", "april", "june", "july", "august", "september", "october", "november", "december",
+];
+const TIME_UNITS: &[&str] = &[
+    "week", "weekend", "month", "year", "night", "morning", "evening", "afternoon", "time", "summer", "winter", "spring",
+    "autumn", "fall", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "fri", "sat", "sun",
+];
+
+/// Nouns whose number names one thing done: an order, a ticket, a parcel.
+const INSTANCE_NOUNS: &[&str] = &["order", "orders", "ticket", "tickets", "parcel", "package", "shipment", "invoice", "payment", "refund", "case", "booking", "reservation", "delivery", "return", "request", "claim", "transaction"];
+
+/// Irregular past tenses (regular ones end in -ed and have a verb base).
+const PAST_IRREGULAR: &[&str] = &[
+    "went", "came", "got", "made", "took", "saw", "bought", "sold", "met", "left", "ran", "ate", "drank", "gave", "told",
+    "said", "thought", "found", "felt", "kept", "brought", "began", "wrote", "sent", "spent", "built", "paid", "won",
+    "lost", "flew", "drove", "rode", "sang", "swam", "broke", "chose", "wore", "taught", "caught", "fought", "heard",
+    "held", "stood", "sat", "slept", "fell", "grew", "knew", "threw", "drew", "forgot", "hid", "shook", "woke", "spoke",
+    "stole", "froze", "became", "did", "had", "was", "were", "led", "lent", "meant", "put", "set", "shut", "hit", "cut",
+    "let", "quit", "read", "understood", "overslept", "became", "arose", "awoke", "bent", "bit", "blew", "bled", "bred",
+    "burnt", "dealt", "dug", "fed", "fled", "flung", "forgave", "hung", "knelt", "laid", "lit", "mistook", "rang", "rose",
+    "sank", "slid", "sped", "spun", "sprang", "stuck", "stung", "swept", "swung", "tore", "wept", "withdrew", "wound",
+];
+
+fn past_tense(w: &str) -> bool {
+    if PAST_IRREGULAR.contains(&w) {
+        return true;
+    }
+    if w.len() > 3 && w.ends_with("ed") && !matches!(w, "need" | "feed" | "seed" | "weed" | "bed" | "red" | "shed" | "speed" | "breed" | "bleed" | "embed" | "proceed" | "succeed" | "exceed" | "indeed" | "based" | "interested" | "married" | "engaged" | "divorced" | "retired" | "tired" | "excited" | "scared" | "worried" | "pleased" | "used" | "related" | "located" | "allowed" | "required" | "limited" | "detailed" | "advanced" | "qualified" | "supposed" | "expected") {
+        let base = lexicon::lemma(w);
+        return base != w && lexicon::parts_of_speech(&base).contains(&lexicon::Pos::Verb);
+    }
+    false
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values
+
+/// A contact channel's one spelling.
+fn channel(w: &str) -> Option<&'static str> {
+    Some(match w {
+        "email" | "e-mail" | "emails" | "e-mails" => "email",
+        "post" | "postal" | "mail" | "letter" | "letters" | "paper" => "post",
+        "phone" | "telephone" | "call" | "calls" | "calling" | "phonecall" => "phone",
+        "sms" | "text" | "texts" | "texting" => "sms",
+        "whatsapp" => "whatsapp",
+        "chat" | "livechat" => "chat",
+        _ => return None,
+    })
+}
+
+const DIETS: &[(&str, &str)] = &[
+    ("vegan", "vegan"), ("vegetarian", "vegetarian"), ("veggie", "vegetarian"), ("pescatarian", "pescatarian"),
+    ("pescetarian", "pescatarian"), ("keto", "keto"), ("paleo", "paleo"), ("carnivore", "carnivore"),
+    ("gluten-free", "gluten-free"), ("halal", "halal"), ("kosher", "kosher"), ("omnivore", "omnivore"),
+];
+
+const RELATIONSHIP: &[(&str, &str)] = &[
+    ("married", "married"), ("single", "single"), ("divorced", "divorced"), ("engaged", "engaged"), ("widowed", "widowed"),
+    ("separated", "separated"),
+];
+
+/// Words that end a value's phrase.
+const STOP: &[&str] = &[
+    ",", "and", "but", "because", "since", "for", "with", "who", "which", "that", "where", "when", "after", "before",
+    "now", "then", "so", "as", "while", "from", "until", "?", "on", "at", "in", "to", "by", "via", "through", "last",
+    "this", "next", "every", "each", "again", "too", "also", "anymore", "any", "more", "is", "are", "was", "were",
+];
+const ARTICLES: &[&str] = &["a", "an", "the", "his", "her", "their", "my", "our", "its", "your", "new"];
+
+/// The value phrase from `i` on: up to four words, articles dropped, ending at a stop word.
+fn phrase(w: &[String], i: usize) -> Option<String> {
+    let mut out: Vec<&str> = Vec::new();
+    let mut j = i;
+    while j < w.len() && out.len() < 4 {
+        let t = w[j].as_str();
+        if STOP.contains(&t) && !out.is_empty() {
+            break;
+        }
+        if STOP.contains(&t) && ![ "in", "at" ].contains(&t) {
+            break;
+        }
+        if !ARTICLES.contains(&t) && !STOP.contains(&t) {
+            out.push(t);
+        }
+        j += 1;
+    }
+    (!out.is_empty()).then(|| out.join(" "))
+}
+
+fn find(w: &[String], words: &[&str]) -> Option<usize> {
+    w.iter().position(|t| words.contains(&t.as_str()))
+}
+
+fn has(w: &[String], word: &str) -> bool {
+    w.iter().any(|t| t == word)
+}
+
+/// Whether `w[i..]` starts with `seq`.
+fn at(w: &[String], i: usize, seq: &[&str]) -> bool {
+    seq.iter().enumerate().all(|(k, s)| w.get(i + k).is_some_and(|t| t == s))
+}
+
+fn find_seq(w: &[String], seq: &[&str]) -> Option<usize> {
+    (0..w.len()).find(|&i| at(w, i, seq))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Analysis
+
+/// Splits a "Name: …" or "Name (date): …" prefix off a text.
+fn speaker_prefix(text: &str) -> (Option<String>, Option<String>, &str) {
+    let t = text.trim_start();
+    let Some(colon) = t.find(':') else { return (None, None, text) };
+    let head = &t[..colon];
+    if colon == 0 || colon > 60 || head.contains(['.', '!', '?', '\n']) {
+        return (None, None, text);
+    }
+    let (name, date) = match head.find('(') {
+        Some(p) if head.trim_end().ends_with(')') => (head[..p].trim(), Some(head[p + 1..head.trim_end().len() - 1].trim().to_owned())),
+        Some(_) => return (None, None, text),
+        None => (head.trim(), None),
+    };
+    // a name: one to three words, each starting with a letter, the first capitalised or an id
+    let words: Vec<&str> = name.split_whitespace().collect();
+    let is_name = !words.is_empty()
+        && words.len() <= 3
+        && words.iter().all(|w| w.chars().next().is_some_and(|c| c.is_alphabetic()) && w.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '\''))
+        && name.chars().next().is_some_and(|c| c.is_uppercase() || name.contains('_'));
+    // a label is not a speaker ("Note: …", "Update: …")
+    const LABELS: &[&str] = &["note", "notes", "update", "summary", "fact", "reminder", "todo", "memo", "info", "fyi", "warning",
+                              "important", "re", "subject", "policy", "rule", "decision", "correction", "status", "context"];
+    if !is_name || LABELS.contains(&name.to_lowercase().as_str()) {
+        return (None, None, text);
+    }
+    (Some(name.to_lowercase()), date, &t[colon + 1..])
+}
+
+/// Analyses a text: its speaker, and each sentence's claim.
+pub fn analyze(text: &str) -> Analysis {
+    let (speaker, date, body) = speaker_prefix(text);
+    let claims = sentences(body).iter().map(|s| claim(s, speaker.as_deref())).collect();
+    Analysis { speaker, date, claims }
+}
+
+/// The subject a sentence opens with, and where its predicate starts.
+fn subject(w: &[String], speaker: Option<&str>) -> (Option<String>, usize) {
+    let first_person = |i: usize| (speaker.map(|s| format!("speaker:{s}")).or_else(|| Some("speaker:".to_owned())), i);
+    let mut i = 0;
+    // leading adverbs and interjections: "Now I live …", "Actually, cus_1 …"
+    while i < w.len() && matches!(w[i].as_str(), "now" | "actually" | "currently" | "also" | "btw" | "so" | "well" | "anyway" | "," | "recently" | "since" | "then" | "today") {
+        i += 1;
+    }
+    let Some(t) = w.get(i) else { return (None, 0) };
+    if FIRST_PERSON.contains(&t.as_str()) {
+        return first_person(i + 1);
+    }
+    // "customer cus_1", "user u1", "the customer cus_1", "client acme_42"
+    let mut j = i;
+    if t == "the" {
+        j += 1;
+    }
+    if w.get(j).is_some_and(|t| matches!(t.as_str(), "customer" | "user" | "client" | "member" | "patient" | "account" | "subscriber")) {
+        if let Some(id) = w.get(j + 1).filter(|x| is_id(x) || x.chars().any(|c| c.is_ascii_digit())) {
+            return (Some(id.clone()), j + 2);
+        }
+        return (None, j + 1);
+    }
+    if is_id(t) || t.chars().any(|c| c.is_ascii_digit()) && t.chars().any(|c| c.is_alphabetic()) && t.len() <= 16 {
+        return (Some(t.clone()), i + 1);
+    }
+    // a name: a word the speaker prefix or the text capitalised that is not a common word
+    if speaker.is_some_and(|s| s == t) {
+        return first_person(i + 1);
+    }
+    (None, i)
+}
+
+/// Words a clause's verb may follow: auxiliaries, negations and adverbs of time or degree.
+const LEAD: &[&str] = &[
+    "is", "am", "are", "was", "were", "be", "been", "has", "have", "had", "does", "do", "did", "will", "would", "'s", "'re",
+    "'m", "'d", "now", "currently", "still", "also", "recently", "just", "finally", "actually", "already", "really",
+    "no", "longer", "not", "never", "officially", "even", "always", "usually", "then", "since", "today", "lately",
+    "fully", "strictly", "mostly", "now,", "happily", "permanently", "temporarily",
+];
+
+/// Where a sentence's clauses put their verbs: the first word of each clause (the predicate's
+/// start, and after "and", "but" or a comma) that is not an auxiliary, a negation or an adverb.
+fn heads(w: &[String]) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut start = true;
+    for (i, t) in w.iter().enumerate() {
+        let t = t.as_str();
+        if matches!(t, "and" | "but" | "," | "so" | "then") {
+            start = true;
+            continue;
+        }
+        if start {
+            if LEAD.contains(&t) {
+                continue;
+            }
+            out.push(i);
+            start = false;
+        }
+    }
+    out
+}
+
+const PRONOUNS: &[&str] = &[
+    "me", "you", "him", "her", "them", "us", "it", "this", "that", "these", "those", "both", "everyone", "everybody",
+    "someone", "something", "anyone", "anything", "myself", "yourself", "themselves", "one", "i", "we", "they", "he", "she",
+];
+
+/// A value phrase that names something: not a pronoun, not empty.
+fn value_at(w: &[String], i: usize) -> Option<String> {
+    phrase(w, i).filter(|v| !PRONOUNS.contains(&v.split_whitespace().next().unwrap_or("")))
+}
+
+/// The keyed attribute a sentence's predicate states: (attribute, value, positive, change, past),
+/// the first that matches at the head of a clause.
+fn keyed(w: &[String]) -> Option<(String, Option<String>, bool, bool, bool)> {
+    let negated = |i: usize| (i.saturating_sub(3)..i).any(|k| NEGATIONS.contains(&w[k].as_str()));
+    let no_longer = find_seq(w, &["no", "longer"]).is_some() || find_seq(w, &["not", "anymore"]).is_some()
+        || (has(w, "not") && (has(w, "anymore") || find_seq(w, &["any", "more"]).is_some()));
+    let now = has(w, "now");
+    let used_to = find_seq(w, &["used", "to"]).is_some();
+    let next = |k: usize| w.get(k + 1).map(String::as_str);
+    for k in heads(w) {
+        let t = w[k].as_str();
+        // "was on the Basic plan", "were married": a state that held, not one that holds
+        let was = w[..k].iter().rev().take_while(|x| LEAD.contains(&x.as_str())).any(|x| matches!(x.as_str(), "was" | "were" | "had"));
+        let used_to = used_to || was;
+        // residence
+        let residence = match (t, next(k)) {
+            ("live" | "lives" | "living" | "reside" | "resides" | "based", Some("in")) => Some((k + 2, false, false)),
+            ("lived" | "resided", Some("in")) => Some((k + 2, false, true)),
+            ("moved" | "relocated" | "moving" | "relocating", Some("to")) => Some((k + 2, true, false)),
+            ("moved" | "relocated", Some("back")) if w.get(k + 2).is_some_and(|x| x == "to") => Some((k + 3, true, false)),
+            _ => None,
+        };
+        if let Some((from, change, past)) = residence {
+            if let Some(v) = value_at(w, from) {
+                return Some(("residence".into(), Some(v), !negated(k) && !no_longer, change || no_longer || now, past || used_to));
+            }
+        }
+        // employer and job
+        match (t, next(k)) {
+            ("works" | "work" | "working", Some("at" | "for")) | ("employed", Some("by")) => {
+                if let Some(v) = value_at(w, k + 2) {
+                    let change = no_longer || now || has(w, "started") || find_seq(w, &["changed", "jobs"]).is_some();
+                    return Some(("employer".into(), Some(v), !negated(k) && !no_longer, change, used_to));
+                }
+            }
+            ("worked", Some("at" | "for")) => {
+                if let Some(v) = value_at(w, k + 2) {
+                    return Some(("employer".into(), Some(v), !negated(k), false, true));
+                }
+            }
+            ("works" | "work", Some("as")) => {
+                if let Some(v) = value_at(w, k + 2).filter(|v| !matches!(v.as_str(), "team" | "group" | "unit" | "volunteer")) {
+                    return Some(("job".into(), Some(v), !negated(k) && !no_longer, no_longer || now, used_to));
+                }
+            }
+            ("changed" | "switched", Some("jobs" | "job" | "employers")) => {
+                let v = find(&w[k..], &["to", "at"]).and_then(|p| value_at(w, k + p + 1));
+                return Some(("employer".into(), v, true, true, false));
+            }
+            ("quit" | "left", _) if w[k..].iter().take(4).any(|x| matches!(x.as_str(), "job" | "position" | "company" | "employer")) => {
+                let v = find(&w[k..], &["at", "with"]).and_then(|p| value_at(w, k + p + 1));
+                return Some(("employer".into(), v, false, true, false));
+            }
+            _ => {}
+        }
+        // diet: "is vegan", "went vegan", "follows a vegan diet", "stopped eating meat"
+        let diet_word = |i: usize| w.get(i).and_then(|x| DIETS.iter().find(|(s, _)| s == x)).map(|(_, d)| *d);
+        if let Some(d) = diet_word(k).filter(|_| k > 0 && matches!(w[k - 1].as_str(), "is" | "am" | "are" | "'s" | "'m" | "'re" | "now" | "fully" | "strictly" | "still" | "not" | "longer" | "been" | "be" | "was")) {
+            return Some(("diet".into(), Some(d.to_owned()), !negated(k) && !no_longer, no_longer || now, used_to));
+        }
+        if matches!(t, "went" | "became" | "become" | "turned" | "switched" | "gone") {
+            if let Some(d) = diet_word(k + 1) {
+                return Some(("diet".into(), Some(d.to_owned()), true, true, false));
+            }
+        }
+        if matches!(t, "follows" | "follow" | "following" | "keeps" | "eats" | "on") {
+            let at_diet = (k + 1..(k + 4).min(w.len())).find(|&i| w[i] == "diet");
+            if let Some(d) = at_diet.and_then(|i| (k + 1..i).find_map(diet_word)) {
+                return Some(("diet".into(), Some(d.to_owned()), !negated(k) && !no_longer, no_longer || now, used_to));
+            }
+        }
+        if matches!(t, "eat" | "eats" | "eating" | "stopped") && w[k..].iter().take(3).any(|x| x == "meat") {
+            let stopped = t == "stopped" || has(w, "quit");
+            return Some(("diet".into(), Some("vegetarian".into()), negated(k) || no_longer || stopped, no_longer || stopped, false));
+        }
+        // relationship status
+        if let Some((_, r)) = RELATIONSHIP.iter().find(|(s, _)| s == &t) {
+            let change = k > 0 && matches!(w[k - 1].as_str(), "got" | "get" | "getting") || no_longer || now;
+            return Some(("relationship".into(), Some((*r).to_owned()), !negated(k) && !no_longer, change, k > 0 && w[k - 1] == "was"));
+        }
+        if matches!(t, "got" | "getting" | "became") {
+            if let Some((_, r)) = next(k).and_then(|x| RELATIONSHIP.iter().find(|(s, _)| s == &x)) {
+                return Some(("relationship".into(), Some((*r).to_owned()), true, true, false));
+            }
+        }
+        // contact channel: "prefers email (for invoices)", "wants invoices by post", "would like
+        // order updates via e-mail", "now prefers phone calls", "wants paper invoices"
+        if matches!(t, "prefers" | "prefer" | "wants" | "want" | "wishes" | "wish" | "like" | "switched" | "asks" | "asked") {
+            if let Some(found) = contact(w, k, no_longer || now, used_to, &negated) {
+                return Some(found);
+            }
+        }
+        // plan: "is on the Pro plan", "upgraded to the Team plan", "downgraded from Pro to Basic"
+        if t == "on" {
+            if let Some(p) = (k + 1..(k + 4).min(w.len())).find(|&i| matches!(w[i].as_str(), "plan" | "tier")) {
+                if let Some(v) = (k + 1..p).rev().map(|i| w[i].as_str()).find(|x| !ARTICLES.contains(x)) {
+                    return Some(("plan".into(), Some(v.to_owned()), !negated(k) && !no_longer, no_longer || now, used_to));
+                }
+            }
+        }
+        if matches!(t, "upgraded" | "downgraded" | "switched") {
+            if let Some(p) = find(&w[k..], &["to"]) {
+                if let Some(v) = value_at(w, k + p + 1) {
+                    let v = v.trim_end_matches(" plan").trim_end_matches(" tier").to_owned();
+                    return Some(("plan".into(), Some(v), true, true, false));
+                }
+            }
+        }
+        // preferred name
+        let called = match (t, next(k)) {
+            ("prefers" | "wants" | "likes" | "asks" | "prefer" | "want" | "like", Some("to")) if at(w, k + 2, &["be", "called"]) => Some(k + 4),
+            ("goes" | "go", Some("by")) => Some(k + 2),
+            ("name", Some("is")) => Some(k + 2),
+            _ => None,
+        };
+        if let Some(v) = called.and_then(|i| value_at(w, i)) {
+            return Some(("name".into(), Some(v), !no_longer, now || no_longer, false));
+        }
+        // favourite things: "favourite colour is blue"
+        if matches!(t, "favourite" | "favorite") {
+            if let (Some(thing), Some("is")) = (w.get(k + 1), w.get(k + 2).map(String::as_str)) {
+                if thing != "is" {
+                    if let Some(v) = value_at(w, k + 3) {
+                        return Some((format!("favourite:{}", lexicon::lemma(thing)), Some(v), true, now, false));
+                    }
+                }
+            }
+        }
+        // address, time zone
+        if t == "address" && next(k) == Some("is") {
+            if let Some(v) = value_at(w, k + 2) {
+                return Some(("address".into(), Some(v), true, now, false));
+            }
+        }
+        if matches!(t, "timezone" | "time-zone") && next(k) == Some("is") {
+            if let Some(v) = value_at(w, k + 2) {
+                return Some(("timezone".into(), Some(v), true, now, false));
+            }
+        }
+    }
+    None
+}
+
+/// A contact preference from the verb at `k`: the channel, and the topic it is for.
+fn contact(w: &[String], k: usize, change: bool, past: bool, negated: &dyn Fn(usize) -> bool) -> Option<(String, Option<String>, bool, bool, bool)> {
+    if w[k] == "like" && !(k > 0 && matches!(w[k - 1].as_str(), "would" | "'d")) {
+        return None;
+    }
+    let mut chan: Option<(usize, &'static str)> = None;
+    for j in k + 1..w.len().min(k + 9) {
+        let Some(c) = channel(&w[j]) else { continue };
+        let by = matches!(w[j - 1].as_str(), "by" | "via" | "through" | "over" | "per");
+        let object = j == k + 1 || (j == k + 2 && matches!(w[k + 1].as_str(), "a" | "an"));
+        let paper = matches!(w[j].as_str(), "paper" | "postal")
+            && w.get(j + 1).is_some_and(|n| matches!(n.as_str(), "invoices" | "invoice" | "statements" | "bills" | "letters" | "mail" | "copies"));
+        if by || object || paper {
+            chan = Some((j, c));
+            break;
+        }
+    }
+    let (j, c) = chan?;
+    // the topic: the noun after "for", or the object before "by"/"via", or what paper is for
+    let topic = find(&w[j..], &["for", "about", "regarding"])
+        .and_then(|p| phrase(w, j + p + 1))
+        // "a call before delivery" and "an email after delivery" are for two moments
+        .or_else(|| find(&w[j..], &["before", "after", "during"]).and_then(|p| phrase(w, j + p + 1).map(|v| format!("{} {v}", w[j + p]))))
+        .or_else(|| {
+            let obj: Vec<&str> = w[k + 1..j]
+                .iter()
+                .map(String::as_str)
+                .filter(|t| !ARTICLES.contains(t) && !matches!(*t, "to" | "be" | "by" | "via" | "through" | "all" | "any" | "over" | "rather" | "than" | "sent" | "receive" | "get" | "contacted" | "have" | "its" | "their" | "in" | "now" | "per" | "like"))
+                .collect();
+            (!obj.is_empty()).then(|| obj.join(" "))
+        })
+        .or_else(|| matches!(w[j].as_str(), "paper" | "postal").then(|| w[j + 1].clone()))
+        .map(|t| topic_key(&t));
+    let attr = match topic {
+        Some(t) if !t.is_empty() => format!("contact_channel:{t}"),
+        _ => "contact_channel".into(),
+    };
+    let change = change || w[k] == "switched";
+    Some((attr, Some(c.to_owned()), !negated(j) && !negated(k) && !change_denies(w), change, past))
+}
+
+/// "no longer prefers …", "does not want … anymore": the value does not hold.
+fn change_denies(w: &[String]) -> bool {
+    find_seq(w, &["no", "longer"]).is_some() || (has(w, "not") && has(w, "anymore"))
+}
+
+/// A contact topic's one spelling: "all order updates" and "order updates" alike.
+fn topic_key(t: &str) -> String {
+    t.split_whitespace()
+        .filter(|w| !matches!(*w, "all" | "any" | "every" | "the" | "his" | "her" | "their" | "my" | "our" | "future" | "regular"))
+        .map(lexicon::lemma)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Verbs of one value among several.
+const MULTI_VERBS: &[&str] = &[
+    "like", "likes", "love", "loves", "enjoy", "enjoys", "speak", "speaks", "visit", "visits", "visited", "own", "owns",
+    "play", "plays", "read", "reads", "collect", "collects", "watch", "watches", "listen", "listens", "know", "knows",
+    "adore", "adores", "drink", "drinks", "eat", "eats", "cook", "cooks", "paint", "paints", "draw", "draws", "write",
+    "writes", "use", "uses", "support", "supports", "follow", "follows", "attend", "attends", "study", "studies",
+    "dislike", "dislikes", "hate", "hates", "refuse", "refuses", "avoid", "avoids", "detest", "detests",
+];
+
+/// The numbered or identified things a predicate names besides its subject: "order 1001",
+/// "#8122", "ord_2290".
+fn instances(pred: &[String], subject: Option<&str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, t) in pred.iter().enumerate() {
+        let numbered = INSTANCE_NOUNS.contains(&t.as_str())
+            && pred.get(i + 1).is_some_and(|n| n.starts_with('#') || n.chars().all(|c| c.is_ascii_digit()));
+        if numbered {
+            out.push(format!("{} {}", lexicon::lemma(t), pred[i + 1].trim_start_matches('#')));
+        } else if (is_id(t) || t.starts_with('#')) && Some(t.as_str()) != subject && !(i > 0 && INSTANCE_NOUNS.contains(&pred[i - 1].as_str()) && t.starts_with('#')) {
+            out.push(t.trim_start_matches('#').to_owned());
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn claim(w: &[String], speaker: Option<&str>) -> Claim {
+    let other = |subject: Option<String>| Claim {
+        kind: Kind::Other,
+        subject,
+        attribute: None,
+        value: None,
+        positive: true,
+        change: false,
+        past: false,
+        instances: Vec::new(),
+        clauses: 0,
+        words: w.to_vec(),
+    };
+    if w.is_empty() {
+        return other(None);
+    }
+    let (subj, from) = subject(w, speaker);
+    let pred = &w[from.min(w.len())..];
+    let mut c = other(subj.clone());
+    c.clauses = heads(pred).len();
+    c.instances = instances(pred, subj.as_deref());
+    // a question claims nothing
+    if w.last().is_some_and(|t| t == "?") || QUESTION_OPENERS.contains(&w[0].as_str()) && w.len() > 1 && !FIRST_PERSON.contains(&w[1].as_str()) && w[0] != "i" && w.iter().any(|t| t == "?") {
+        return c;
+    }
+    // in a speaker's text a state without a subject ("living in the city, …") is not said of anyone
+    let unowned = speaker.is_some() && subj.is_none();
+    if let Some((attr, value, positive, change, past)) = keyed(pred).filter(|_| !unowned) {
+        c.kind = Kind::State;
+        c.attribute = Some(attr);
+        c.value = value;
+        c.positive = positive;
+        c.change = change;
+        c.past = past;
+        return c;
+    }
+    // chat: greetings, thanks, exclamations, agreement, advice to the listener
+    // (in a speaker's words: a record is what it says)
+    let opener = w[0].as_str();
+    if speaker.is_some() && CHAT_OPENERS.contains(&opener) && subj.as_deref().is_none_or(|s| s.starts_with("speaker:")) {
+        return c;
+    }
+    // an event: an action about a numbered thing (an order, a ticket), or placed at a time; in
+    // a speaker's words also anything done (a past tense), planned or going on
+    let verb_at = (0..pred.len()).find(|&p| past_tense(&pred[p]) && !(p > 0 && matches!(pred[p - 1].as_str(), "is" | "are" | "am" | "'s" | "'re" | "be" | "being" | "get" | "gets" | "stays" | "remains")));
+    let anchored = (0..pred.len()).any(|i| {
+        let t = pred[i].as_str();
+        TIME_ANCHORS.contains(&t)
+            || MONTHS.contains(&t)
+            || (t.len() == 4 && t.chars().all(|c| c.is_ascii_digit()) && (t.starts_with("19") || t.starts_with("20")))
+            || (matches!(t, "last" | "next" | "this" | "every") && pred.get(i + 1).is_some_and(|n| TIME_UNITS.contains(&n.as_str())))
+            || (t == "day" && pred.get(i + 1).is_some_and(|n| n.chars().all(|c| c.is_ascii_digit())))
+            || (t == "on" && pred.get(i + 1).is_some_and(|n| n.chars().next().is_some_and(|c| c.is_ascii_digit())))
+            || t.ends_with("-day")
+    });
+    let instance = pred.windows(2).any(|p| INSTANCE_NOUNS.contains(&p[0].as_str()) && (p[1].starts_with('#') || p[1].chars().any(|c| c.is_ascii_digit())))
+        || pred.iter().any(|t| t.starts_with('#') && t.len() > 1);
+    let planned = find_seq(pred, &["going", "to"]).is_some() || has(pred, "will") || find_seq(pred, &["planning", "to"]).is_some()
+        || has(pred, "gonna");
+    // a record's event is something done: a past tense (an order shipped, a refund asked for); a
+    // present statement about a numbered thing or a date is a state of it ("Invoice inv_4410 is
+    // paid", "acct_5590 renews on 14 February 2026")
+    let event = if speaker.is_some() { instance || anchored || verb_at.is_some() || planned } else { verb_at.is_some() };
+    if event {
+        c.kind = Kind::Event;
+        return c;
+    }
+    // one value among several: a named subject's likes, languages, visits, things owned
+    if subj.is_some()
+        && (pred.iter().take(4).any(|t| MULTI_VERBS.contains(&t.as_str()))
+            || find_seq(pred, &["fan", "of"]).is_some()
+            || find_seq(pred, &["has", "been", "to"]).is_some()
+            || find_seq(pred, &["have", "been", "to"]).is_some())
+    {
+        c.kind = Kind::Multi;
+        return c;
+    }
+    // a generic statement: a plain statement of fact. In a speaker's words, what exclaims,
+    // evaluates, speaks of a pronoun's referent or of an ongoing activity claims nothing review
+    // could hold against their other words.
+    let pronoun_subject = subj.is_none() && PRONOUNS.contains(&w[0].as_str());
+    let exclaims = w.last().is_some_and(|t| t == "!");
+    let evaluates = w.iter().any(|t| EVALUATIVE.contains(&t.as_str()));
+    let ongoing = subj.as_deref().is_some_and(|s| s.starts_with("speaker:"))
+        && (pred.iter().take(3).any(|t| t.ends_with("ing")) || at(pred, 0, &["have", "been"]) || at(pred, 0, &["am", "been"]));
+    if speaker.is_some() && (pronoun_subject || exclaims || evaluates) {
+        return c;
+    }
+    // in a speaker's text, only what the speaker says of themself as a plain state ("I am
+    // allergic to peanuts", "I have two cats") can be held against their other words
+    let of_self = subj.as_deref().is_some_and(|s| s.starts_with("speaker:"))
+        && pred.first().is_some_and(|t| matches!(t.as_str(), "am" | "'m" | "have" | "has" | "do" | "don't" | "never" | "not" | "was"));
+    if speaker.is_some() && !of_self {
+        return c;
+    }
+    if ongoing {
+        c.kind = Kind::Event;
+        return c;
+    }
+    c.kind = Kind::Generic;
+    c
+}
+
+/// Words of a judgement or a feeling: a sentence with one states no fact to hold another against.
+const EVALUATIVE: &[&str] = &[
+    "amazing", "awesome", "great", "nice", "cool", "fun", "happy", "sad", "proud", "excited", "exciting", "love",
+    "hate", "beautiful", "fantastic", "wonderful", "hard", "tough", "easy", "lucky", "glad", "sorry", "inspiring",
+    "interesting", "stunning", "cute", "delicious", "scary", "frustrating", "peaceful", "special", "important", "awful",
+    "terrible", "perfect", "crazy", "incredible", "lovely", "gorgeous", "sweet", "boring", "difficult", "brave",
+    "favourite", "favorite", "best", "worst", "so", "really", "totally", "super", "pretty", "truly", "such", "must",
+    "should", "maybe", "probably", "hope", "think", "feel", "feels", "felt", "seems", "guess", "wish", "enjoy",
+    "enjoyed", "enjoying", "appreciate", "thankful", "grateful", "blessed", "motivated", "motivation", "joy", "passion",
+    "dream", "dreams", "powerful", "meaningful", "rewarding", "relaxing", "calming", "soothing", "comforting",
+];
+
+// ---------------------------------------------------------------------------------------------
+// Relating two texts
+
+fn same_subject(a: &Option<String>, b: &Option<String>) -> bool {
+    match (a, b) {
+        (Some(x), Some(y)) => x == y || x == "speaker:" || y == "speaker:",
+        _ => true,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Agreement {
+    /// The same value, in the same or other words ("physician" / "doctor").
+    Same,
+    /// One may hold with the other: one is part of or more general than the other ("Lisbon,
+    /// Portugal" / "Portugal"), or one is no value of its own ("a paid plan").
+    Compatible,
+    /// Two values.
+    Other,
+}
+
+/// Plan words that name no plan of their own.
+const NOT_A_PLAN: &[&str] = &["paid", "monthly", "annual", "yearly", "current", "same", "different", "other", "new", "old", "trial", "cheaper", "higher", "lower"];
+
+/// How two values of one attribute agree (`wa`, `wb`: their sentences' words).
+fn agreement(attribute: &str, a: &str, b: &str, wa: &[String], wb: &[String]) -> Agreement {
+    if a == b {
+        return Agreement::Same;
+    }
+    if attribute == "plan" && (NOT_A_PLAN.contains(&a) || NOT_A_PLAN.contains(&b)) {
+        return Agreement::Compatible;
+    }
+    // one named in the other's sentence: a place within a place ("Lisbon, Portugal"), a name with
+    // a title; not where a sentence says what it changed from
+    let named_in = |v: &str, w: &[String]| {
+        !w.iter().any(|t| t == "from") && v.split_whitespace().all(|x| w.iter().any(|t| t == x))
+    };
+    if matches!(attribute, "residence" | "address" | "name") && (named_in(a, wb) || named_in(b, wa)) {
+        return Agreement::Compatible;
+    }
+    // the head words (the last ones) as WordNet relates them
+    let (ha, hb) = (a.split_whitespace().last().unwrap_or(a), b.split_whitespace().last().unwrap_or(b));
+    match lexicon::relation(ha, hb) {
+        lexicon::Relation::Same | lexicon::Relation::Synonym => Agreement::Same,
+        lexicon::Relation::Hypernym | lexicon::Relation::Hyponym => Agreement::Compatible,
+        _ => {
+            // "medical doctor" / "physician": any word of one a synonym of the other's head
+            if a.split_whitespace().chain(b.split_whitespace()).any(|x| {
+                matches!(lexicon::relation(x, if a.contains(x) { hb } else { ha }), lexicon::Relation::Synonym)
+            }) {
+                Agreement::Same
+            } else {
+                Agreement::Other
+            }
+        }
+    }
+}
+
+/// How a candidate's claims (`a`) relate to a memory's (`b`).
+pub fn relate(a: &Analysis, b: &Analysis) -> Relation {
+    // keyed states of the same subject and attribute, both current
+    let mut same: Option<String> = None;
+    let mut compared = false;
+    for x in a.claims.iter().filter(|c| c.kind == Kind::State) {
+        for y in b.claims.iter().filter(|c| c.kind == Kind::State) {
+            let (Some(ax), Some(ay)) = (&x.attribute, &y.attribute) else { continue };
+            if ax != ay || !same_subject(&x.subject, &y.subject) {
+                continue;
+            }
+            compared = true;
+            if x.past || y.past {
+                continue; // a state that no longer holds does not meet a current one
+            }
+            let agree = match (&x.value, &y.value) {
+                (Some(u), Some(v)) => agreement(ax, u, v, &x.words, &y.words),
+                _ => Agreement::Other,
+            };
+            if agree == Agreement::Compatible {
+                continue; // "Lisbon, Portugal" / "Portugal"; a paid plan / the Enterprise plan
+            }
+            let same_value = agree == Agreement::Same;
+            if same_value && x.positive == y.positive {
+                same.get_or_insert_with(|| ax.clone());
+                continue;
+            }
+            // another value, the same value denied, or a change that ends the old value
+            if !same_value && x.value.is_some() && y.value.is_some() && !x.positive && !y.positive {
+                continue; // "does not live in X" / "does not live in Y"
+            }
+            if !same_value && (!x.positive || !y.positive) && x.value.is_some() && y.value.is_some() {
+                continue; // "does not live in X" / "lives in Y": compatible
+            }
+            if x.value.is_none() && !(x.change && !x.positive) && !x.change {
+                continue;
+            }
+            return Relation::Conflict { attribute: ax.clone(), change: x.change };
+        }
+    }
+    if let Some(attribute) = same {
+        let plain = |c: &Claim| c.kind == Kind::State && c.clauses <= 1;
+        if a.single().is_some_and(plain) && b.single().is_some_and(plain) {
+            return Relation::Same { attribute };
+        }
+    }
+    if compared {
+        return Relation::Compatible("state");
+    }
+    // the same speaker's or subject's claims only
+    if let (Some(x), Some(y)) = (&a.speaker, &b.speaker) {
+        if x != y {
+            return Relation::Compatible("speaker");
+        }
+    }
+    let (Some(x), Some(y)) = (a.single(), b.single()) else {
+        return Relation::Compatible(if a.claims.iter().chain(&b.claims).all(|c| c.kind == Kind::Other) { "other" } else { "several" });
+    };
+    // two keyed states of other subjects or other attributes
+    if x.kind == Kind::State && y.kind == Kind::State {
+        return Relation::Compatible(if same_subject(&x.subject, &y.subject) { "attribute" } else { "subject" });
+    }
+    // a conversation's events, values and chat never clash; a record's meet by kind
+    let spoken = a.speaker.is_some() || b.speaker.is_some();
+    let kinds = (x.kind, y.kind);
+    let has = |k: Kind| kinds.0 == k || kinds.1 == k;
+    if has(Kind::Other) {
+        return Relation::Compatible("other");
+    }
+    if has(Kind::Event) {
+        if spoken {
+            return Relation::Compatible("event");
+        }
+        // events of other numbered things are other events; of the same one, the same event
+        if !x.instances.is_empty() && !y.instances.is_empty() && !x.instances.iter().any(|i| y.instances.contains(i)) {
+            return Relation::Compatible("event");
+        }
+        return Relation::Events { same_instance: x.instances.iter().any(|i| y.instances.contains(i)) };
+    }
+    if has(Kind::Multi) {
+        if spoken || !same_subject(&x.subject, &y.subject) {
+            return Relation::Compatible("multi");
+        }
+        return Relation::Values;
+    }
+    // generic statements (and a keyed state beside one): the comparison and the judge
+    Relation::Generic
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(t: &str) -> Vec<Kind> {
+        analyze(t).claims.iter().map(|c| c.kind).collect()
+    }
+
+    fn rel(a: &str, b: &str) -> Relation {
+        relate(&analyze(a), &analyze(b))
+    }
+
+    #[test]
+    fn speaker_and_date() {
+        let a = analyze("Caroline (8 May 2023): I went to a LGBTQ support group yesterday.");
+        assert_eq!(a.speaker.as_deref(), Some("caroline"));
+        assert_eq!(a.date.as_deref(), Some("8 May 2023"));
+        assert_eq!(a.claims[0].kind, Kind::Event);
+        assert_eq!(a.claims[0].subject.as_deref(), Some("speaker:caroline"));
+        assert_eq!(analyze("Note: the gate opens at 9.").speaker, None);
+        assert_eq!(analyze("The west gate opens at 10 am.").speaker, None);
+    }
+
+    #[test]
+    fn events_never_contradict() {
+        for (a, b) in [
+            ("Order 1 of customer u1 shipped on day 1.", "Order 2 of customer u1 shipped on day 2."),
+            ("cus_1 asked for a refund on order 1001.", "cus_1 asked for a refund on order 2002."),
+            ("cus_1 reported a damaged parcel on order #8122.", "cus_1 asked for a refund on order #2202."),
+            ("cus_1 ordered a standing desk in January.", "cus_1 has a standing order every month."),
+            ("Caroline: I went to a support group yesterday.", "Caroline: I went to a pride parade last week."),
+            ("Caroline (8 May 2023): I painted a sunrise.", "Caroline (9 May 2023): I painted a lake."),
+        ] {
+            // a record's events meet only by what the comparison finds other than a number,
+            // a conversation's never
+            assert!(matches!(rel(a, b), Relation::Compatible(_) | Relation::Events { .. } | Relation::Values), "{a} / {b}: {:?}", rel(a, b));
+        }
+        assert!(matches!(rel("Caroline: I went to the party.", "Caroline: I did not go to the party."), Relation::Compatible(_)));
+    }
+
+    #[test]
+    fn multi_valued_and_unrelated_facts_coexist() {
+        for (a, b) in [
+            ("cus_1 likes green tea.", "cus_1 likes espresso."),
+            ("cus_1 speaks Portuguese.", "cus_1 wants invoices sent by post to Lisbon."),
+            ("Melanie: I love painting.", "Melanie: I love running."),
+            ("cus_1 has visited Japan.", "cus_1 has visited Peru."),
+        ] {
+            assert!(matches!(rel(a, b), Relation::Compatible(_) | Relation::Events { .. } | Relation::Values), "{a} / {b}: {:?}", rel(a, b));
+        }
+    }
+
+    #[test]
+    fn state_changes_conflict_with_the_older_state() {
+        for (a, b, attr) in [
+            ("cus_1 moved to Porto.", "cus_1 lives in Lisbon.", "residence"),
+            ("Moved to Porto.", "Lives in Lisbon.", "residence"),
+            ("cus_1 no longer follows a vegan diet.", "cus_1 follows a vegan diet.", "diet"),
+            ("cus_1 changed jobs and now works at Globex.", "cus_1 works at Acme.", "employer"),
+            ("cus_1 now works at Globex.", "cus_1 works at Acme.", "employer"),
+            ("cus_1 downgraded from the Pro plan to the Basic plan.", "cus_1 is on the Pro plan.", "plan"),
+            ("Caroline: I moved to Seattle.", "Caroline: I live in Boston.", "residence"),
+        ] {
+            assert_eq!(rel(a, b), Relation::Conflict { attribute: attr.into(), change: true }, "{a} / {b}");
+        }
+        // another current value, said without a change
+        assert_eq!(rel("cus_1 lives in Porto.", "cus_1 lives in Lisbon."), Relation::Conflict { attribute: "residence".into(), change: false });
+        assert_eq!(rel("cus_1 prefers phone calls.", "cus_1 prefers email."),
+                   Relation::Conflict { attribute: "contact_channel".into(), change: false });
+    }
+
+    #[test]
+    fn not_a_conflict() {
+        // another subject, another speaker, a past state, another attribute, another topic
+        for (a, b) in [
+            ("cus_2 lives in Porto.", "cus_1 lives in Lisbon."),
+            ("Melanie: I live in Boston.", "Caroline: I live in Seattle."),
+            ("cus_1 lived in Porto for years.", "cus_1 lives in Lisbon."),
+            ("cus_1 works at Acme.", "cus_1 lives in Lisbon."),
+            ("cus_1 prefers email for invoices.", "cus_1 prefers phone for urgent issues."),
+            ("cus_1 does not live in Porto.", "cus_1 lives in Lisbon."),
+        ] {
+            assert!(matches!(rel(a, b), Relation::Compatible(_)), "{a} / {b}: {:?}", rel(a, b));
+        }
+    }
+
+    #[test]
+    fn the_same_claim_in_other_words() {
+        assert_eq!(
+            rel("cus_1 would like order updates by email.", "Customer cus_1 prefers email for all order updates."),
+            Relation::Same { attribute: "contact_channel:order update".into() }
+        );
+        assert_eq!(
+            rel("The customer cus_1 prefers to get all order updates via e-mail.", "Customer cus_1 prefers email for all order updates."),
+            Relation::Same { attribute: "contact_channel:order update".into() }
+        );
+        assert_eq!(rel("cus_1 is vegan.", "cus_1 follows a vegan diet."), Relation::Same { attribute: "diet".into() });
+    }
+
+    #[test]
+    fn generic_statements_go_to_the_comparison() {
+        assert_eq!(rel("The west gate opens at 10 am.", "The west gate opens at 9 am."), Relation::Generic);
+        assert_eq!(rel("Refunds over 500 EUR need a manager's approval.", "Refunds over 500 EUR need no approval."), Relation::Generic);
+    }
+
+    #[test]
+    fn chat_claims_nothing() {
+        assert_eq!(kinds("Caroline: Thanks, Mel! Glad you like it."), vec![Kind::Other, Kind::Other]);
+        assert_eq!(kinds("What was the best part?"), vec![Kind::Other]);
+        // a record is what it says
+        assert_eq!(kinds("The kids love the blue couch."), vec![Kind::Generic]);
+        assert!(matches!(rel("Caroline: Wow, that sounds amazing!", "Caroline: That is so cool!"), Relation::Compatible(_)));
+    }
+}
