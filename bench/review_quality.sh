@@ -16,7 +16,7 @@ if [ ! -f "$("$MF_PG_CONFIG" --sharedir)/extension/memory_fabric.control" ]; the
   mf_die "memory_fabric is not installed in the tests' tree $MF_TREE (bash scripts/test.sh installs it)"
 fi
 bash "$MF_ROOT/scripts/cluster.sh" start >/dev/null
-export MF_PGHOST MF_PGPORT MF_PGUSER
+export MF_PGHOST MF_PGPORT MF_PGUSER MF_TREE
 MF_RQ_LIBRARY="$("$MF_PG_CONFIG" --pkglibdir)/memory_fabric.so"
 export MF_RQ_LIBRARY
 exec "$MF_PY" "$here/review_quality/harness.py" "$@"

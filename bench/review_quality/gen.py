@@ -123,29 +123,32 @@ def events_for(rng, subj, ids, n, day0, day1):
     weights = {"shipped": 3, "ordered": 2, "refund": 1, "ticket_opened": 1, "ticket_closed": 1,
                "damaged": 1, "payment": 2, "rescheduled": 1, "did": 3}
     days = sorted(rng.randint(day0, day1) for _ in range(n))
-    orders, open_tickets, out = [], [], []
+    orders, open_tickets, out, used = [], [], [], set()
     for day in days:
-        kinds = [k for k in weights if k != "ticket_closed" or open_tickets]
-        kind = rng.choices(kinds, [weights[k] for k in kinds])[0]
-        forms = [f for f in EVENTS[kind] if not (subj.fp and "of {S}" in f)]
-        form = rng.choice(forms)
-        if " on {date}" in form and rng.random() < 0.3:
-            form = form.replace(" on {date}", "")  # the same event, undated
-        d = BASE + dt.timedelta(days=day)
-        v = dict(date=fmt_date(d, date_style(rng)), item=rng.choice(ITEMS), topic=rng.choice(TOPICS),
-                 city=rng.choice(CITIES), stars=rng.randint(1, 5), amt=rng.choice([19, 25, 40, 59, 75, 120, 249, 310]))
-        if kind in ("shipped", "ordered") or not orders or rng.random() < 0.3:
-            v["o"] = ids.order()
+        while True:  # two events of a customer never read the same (an identical text is a repeat)
+            kinds = [k for k in weights if k != "ticket_closed" or open_tickets]
+            kind = rng.choices(kinds, [weights[k] for k in kinds])[0]
+            forms = [f for f in EVENTS[kind] if not (subj.fp and "of {S}" in f)]
+            form = rng.choice(forms)
+            if " on {date}" in form and rng.random() < 0.3:
+                form = form.replace(" on {date}", "")  # the same event, undated
+            d = BASE + dt.timedelta(days=day)
+            v = dict(date=fmt_date(d, date_style(rng)), item=rng.choice(ITEMS), topic=rng.choice(TOPICS),
+                     city=rng.choice(CITIES), stars=rng.randint(1, 5), amt=rng.choice([19, 25, 40, 59, 75, 120, 249, 310]))
+            new_order = kind in ("shipped", "ordered") or not orders or rng.random() < 0.3
+            v["o"] = ids.order() if new_order else rng.choice(orders)
+            v["t"] = ids.ticket() if kind == "ticket_opened" else (open_tickets[0] if kind == "ticket_closed" else 0)
+            v["p"] = ids.parcel()
+            text = subj.render(form, **v)
+            if text.lower() not in used:
+                break
+        used.add(text.lower())
+        if new_order:
             orders.append(v["o"])
-        else:
-            v["o"] = rng.choice(orders)
         if kind == "ticket_opened":
-            v["t"] = ids.ticket()
             open_tickets.append(v["t"])
         elif kind == "ticket_closed":
-            v["t"] = open_tickets.pop(0)
-        v["p"] = ids.parcel()
-        text = subj.render(form, **v)
+            open_tickets.pop(0)
         out.append((day, kind, text, "{date}" in form))
     return out
 
@@ -810,6 +813,15 @@ def gen_mem0():
 # ---------------------------------------------------------------------------------------------
 
 
+def check_unique(name, records):
+    seen = set()
+    for r in records:
+        key = (r["tenant"], r["user_id"], r["text"].lower())
+        assert key not in seen, f"{name}: {r['text']!r} twice in one scope"
+        seen.add(key)
+    return records
+
+
 def strip(records):
     return [{k: v for k, v in r.items() if not k.startswith("_")} for r in records]
 
@@ -818,7 +830,7 @@ def outputs():
     files = {}
 
     def jsonl(name, records):
-        files[name] = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in strip(records))
+        files[name] = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in strip(check_unique(name, records)))
 
     jsonl("events.jsonl", gen_events())
     jsonl("multi.jsonl", gen_multi())

@@ -13,6 +13,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pipeline import Db  # noqa: E402
+from report import render  # noqa: E402
 from sets import ROOT, SETS, SMOKE, Ctx  # noqa: E402
 
 
@@ -80,37 +81,27 @@ def git_state():
     return {"head": git("rev-parse", "HEAD"), "extension_sources_modified": bool(dirty)}
 
 
-def markdown(meta, out):
-    lines = [f"Review quality, memory_fabric {meta['extversion']} (PostgreSQL {meta['server_version'].split()[0]}), "
-             f"embedder {', '.join(meta['embedding_models']) or '?'}, judge {'installed' if meta['judge_models'] else 'not read'}; "
-             f"{meta['started']}, {meta['mode']}.", ""]
-    lines += ["| set | figure | value | target | met | time | notes |", "|---|---|---|---|---|---|---|"]
-    for name, res in out.items():
-        if "error" in res:
-            lines.append(f"| {name} | **failed to run** | | | | {res['seconds']:.0f} s | {res['error'][:300]} |")
-            continue
-        first = True
-        for r in res["rows"]:
-            met = {True: "yes", False: "**no**", None: ""}[r.ok]
-            note = r.note.replace("|", "/") if r.note else ""
-            lines.append(f"| {name if first else ''} | {r.figure} | {r.value()} | {r.target_text()} | {met} | "
-                         f"{(str(round(res['seconds'])) + ' s') if first else ''} | {note} |")
-            first = False
-    return "\n".join(lines)
-
-
 def main(argv=None):
     a = parse(sys.argv[1:] if argv is None else argv)
     host, port, su = os.environ["MF_PGHOST"], os.environ["MF_PGPORT"], os.environ.get("MF_PGUSER", "postgres")
     db = Db(host, port, su, a.db)
-    records_dir = os.environ.get("MF_RQ_OUT", os.path.join(ROOT, "target", "mf", "bench-review-quality"))
+    records_dir = os.environ.get("MF_RQ_OUT", os.path.join(ROOT, "target", "mf", "bench-review-quality", f"{port}-{a.db}"))
     os.makedirs(records_dir, exist_ok=True)
+    if a.smoke:
+        # the committed data must be what gen.py writes
+        g = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen.py"), "--check"],
+                           capture_output=True, text=True)
+        if g.returncode != 0:
+            print(g.stderr, file=sys.stderr)
+            return 2
     lib0 = library()
     t0 = time.time()
-    print(f"==> database {a.db}: fresh, memory_fabric as installed in the tests' tree", file=sys.stderr)
+    print(f"==> database {a.db} (port {port}): fresh, memory_fabric as installed in {os.environ.get('MF_TREE', '?')}",
+          file=sys.stderr)
     db.create()
     meta = {"started": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "mode": "smoke" if a.smoke else ("sets " + ", ".join(a.sets)), "git": git_state(), "library": lib0,
+            "tree": os.environ.get("MF_TREE"), "port": port,
             "options": {k: getattr(a, k) for k in ("locomo", "locomo_sample", "locomo_user", "pairs", "jobs", "db")}}
     meta.update(db.facts())
     ctx = Ctx(db, a, records_dir)
@@ -146,19 +137,18 @@ def main(argv=None):
                            "sessions started after that loaded another build")
     if not a.keep_db:
         db.drop()
-    md = markdown(meta, out)
-    print(md)
-    if meta.get("warning"):
-        print(f"\nWARNING: {meta['warning']}")
-    print(f"\nper-record results: {records_dir}/<set>.jsonl; total {meta['seconds']:.0f} s")
+    doc = {"meta": meta, "sets": {}}
+    for name, res in out.items():
+        doc["sets"][name] = {k: v for k, v in res.items() if k != "rows"}
+        if "rows" in res:
+            doc["sets"][name]["rows"] = [r.as_dict() for r in res["rows"]]
+    doc = json.loads(json.dumps(doc, default=str))
+    print(render([doc]))
+    lib_now = lib1 or {}
+    print(f"\nper-record results: {records_dir}/<set>.jsonl; library {lib_now.get('path', '?')}; total {meta['seconds']:.0f} s")
     if a.json:
-        doc = {"meta": meta, "sets": {}}
-        for name, res in out.items():
-            doc["sets"][name] = {k: v for k, v in res.items() if k != "rows"}
-            if "rows" in res:
-                doc["sets"][name]["rows"] = [r.as_dict() for r in res["rows"]]
         with open(a.json, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=1, ensure_ascii=False, default=str)
+            json.dump(doc, f, indent=1, ensure_ascii=False)
             f.write("\n")
     failed_to_run = [n for n, r in out.items() if "error" in r]
     missed = [(n, r.figure) for n, res in out.items() for r in res.get("rows", []) if r.ok is False]

@@ -56,7 +56,8 @@ class Row:
 
     def as_dict(self):
         return {"figure": self.figure, "num": self.num, "den": self.den, "share": self.share,
-                "target": self.target_text() or None, "ok": self.ok, "note": self.note or None}
+                "target": self.target_text() or None, "ok": self.ok, "note": self.note or None,
+                "weighted": self.weighted}
 
 
 LE2 = ("<=", 0.02)
