@@ -132,7 +132,7 @@ if want regress; then
   export MF_PG_BINDIR MF_REGRESS_TMP=$MF_BUILD/regress
   suite_opts=()
   suite regress "$MF_PGXS_TEST/regress/pg_regress" "$MF_ROOT/tests/pg_regress" "$MF_REGRESS_TMP" memory_fabric_regress \
-    setup capture capture_errors append_only review judge embedders promote promote_again recall security search_rls governance maintenance dump_restore recall_order bulk embedding_index integrity agent_reads operator_reads audit_chain
+    setup capture capture_errors append_only review judge embedders promote promote_again recall security search_rls governance maintenance dump_restore recall_order bulk embedding_index integrity agent_reads operator_reads audit_chain blocked
 fi
 
 # 4. isolation: races between sessions

@@ -199,11 +199,16 @@ CREATE TABLE memory_fabric.decisions (
     erased_at        timestamptz,
     -- The salt of the audit chain's commitment to the notes (audit_chain.content_digest); erasure
     -- removes it with them, so that the commitment tells nothing of what was erased.
-    audit_salt       uuid        DEFAULT pg_catalog.gen_random_uuid()
+    audit_salt       uuid        DEFAULT pg_catalog.gen_random_uuid(),
+    -- What an approval did with the candidate's contradiction: the reviewer's choice
+    -- (approve(resolution => ...)), or the review's own resolution when a rule resolved it.
+    resolution       text        CHECK (resolution IS NULL OR (resolution IN ('supersede', 'coexist') AND action = 'approve'))
 );
 COMMENT ON TABLE memory_fabric.decisions IS
     'Approve / reject / edit decisions on queued candidates; append-only except the erasure of their notes';
 COMMENT ON COLUMN memory_fabric.decisions.decided_by_role IS 'The database role that decided (decided_by is the name it gave)';
+COMMENT ON COLUMN memory_fabric.decisions.resolution IS
+    'What an approval did with the candidate''s contradiction: supersede (the memory it contradicts retracted) or coexist (both stand)';
 CREATE INDEX decisions_candidate ON memory_fabric.decisions (candidate_id, decided_at DESC);
 CREATE INDEX decisions_rejected ON memory_fabric.decisions (tenant_id, candidate_id) WHERE action = 'reject';
 
@@ -509,13 +514,15 @@ SELECT r.tenant_id, r.candidate_id, r.id AS review_id, c.user_id, c.intent_id, r
        r.reviewed_at AS enqueued_at
 FROM memory_fabric.reviews r
 JOIN memory_fabric.candidates c ON c.id = r.candidate_id
-WHERE r.reviewer = 'human'
+WHERE (r.reviewer = 'human'
+       -- a contradiction no rule resolved, reviewed before 0.21.0 queued it (reviewer auto)
+       OR (r.status = 'contradicts' AND r.contradiction_resolution = 'block'))
   AND NOT EXISTS (SELECT 1 FROM memory_fabric.reviews n
                   WHERE n.candidate_id = r.candidate_id AND (n.reviewed_at, n.id) > (r.reviewed_at, r.id))
   AND NOT EXISTS (SELECT 1 FROM memory_fabric.decisions d
                   WHERE d.candidate_id = r.candidate_id AND d.decided_at >= r.reviewed_at)
   AND NOT EXISTS (SELECT 1 FROM memory_fabric.promoted_memory p WHERE p.candidate_id = r.candidate_id);
-COMMENT ON VIEW memory_fabric.review_queue IS 'Candidates waiting for a human approve / reject / edit';
+COMMENT ON VIEW memory_fabric.review_queue IS 'Candidates waiting for a human approve / reject / edit, among them every contradiction no rule resolved';
 
 -- Cosine similarity of two vectors of one model. Its body is parsed here, with pgvector's
 -- operator bound once, so it depends on no search_path; queries that call it (recall) get it

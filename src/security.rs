@@ -54,7 +54,7 @@ pub fn caller_name(client: &SpiClient<'_>) -> String {
 pub fn caller_powers(client: &SpiClient<'_>) -> (bool, bool) {
     let p = plan(
         client,
-        "SELECT pg_catalog.has_function_privilege($1, 'memory_fabric.approve(text, text, text)', 'EXECUTE'), \
+        "SELECT pg_catalog.has_function_privilege($1, 'memory_fabric.approve(text, text, text, text)', 'EXECUTE'), \
                 pg_catalog.has_function_privilege($1, 'memory_fabric.set_policy(text, jsonb, text)', 'EXECUTE')",
         &[OID],
         false,

@@ -102,7 +102,7 @@ async fn who(client: &tokio_postgres::Client) -> Result<Who, tokio_postgres::Err
         .query_one(
             "SELECT current_user::text,
                     coalesce(pg_catalog.has_function_privilege(
-                        pg_catalog.to_regprocedure('memory_fabric.approve(text,text,text)'), 'EXECUTE'), false),
+                        pg_catalog.to_regprocedure('memory_fabric.approve(text,text,text,text)'), 'EXECUTE'), false),
                     coalesce(pg_catalog.has_function_privilege(
                         pg_catalog.to_regprocedure('memory_fabric.set_policy(text,jsonb,text)'), 'EXECUTE'), false),
                     (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user),
@@ -664,7 +664,10 @@ pub async fn candidate(ctx: Ctx, Path(id): Path<String>) -> Result<Response, App
         tx.commit().await?;
         (c, review, stage, related, evidence, next, mine)
     };
+    // a contradiction no rule resolved waits for a person too (extension 0.21.0), who chooses what
+    // becomes of the memory it contradicts
     let waiting = stage.as_ref().is_some_and(|(s, _, _)| s == "waiting_for_human");
+    let choose = review.as_ref().is_some_and(|r| r.status == "contradicts" && r.resolution.as_deref() == Some("block"));
     let csrf = &ctx.session.csrf;
     let action = |what: &str| format!("/candidates/{}/{what}", views::seg(&c.id));
     let body = html! {
@@ -711,6 +714,13 @@ pub async fn candidate(ctx: Ctx, Path(id): Path<String>) -> Result<Response, App
                     p.keys { "Keys: " kbd { "a" } " approve · " kbd { "r" } " reject (type the reason, Enter) · " kbd { "s" } " skip" }
                     form #approve-form .approve method="post" action=(action("approve")) {
                         (views::csrf_field(csrf))
+                        @if choose {
+                            fieldset #resolution {
+                                legend { "It contradicts a memory no rule lets it replace. Approving it:" }
+                                label { input type="radio" name="resolution" value="supersede" required; " supersedes that memory (it is retracted)" }
+                                label { input type="radio" name="resolution" value="coexist" required; " keeps both (recall marks both as in contradiction)" }
+                            }
+                        }
                         label { "Notes " input #approve-notes type="text" name="notes" maxlength="8192"; }
                         button #approve type="submit" { "Approve" }
                     }
@@ -830,6 +840,9 @@ pub struct DecisionForm {
     text: String,
     #[serde(default)]
     classification: String,
+    /// approve: what becomes of the memory a contradiction contradicts (supersede, coexist)
+    #[serde(default)]
+    resolution: String,
 }
 
 pub async fn decide(ctx: Ctx, Path((id, what)): Path<(String, String)>, Form(f): Form<DecisionForm>) -> Result<Response, AppError> {
@@ -861,7 +874,10 @@ pub async fn decide(ctx: Ctx, Path((id, what)): Path<(String, String)>, Form(f):
         }
         let done = match what.as_str() {
             "approve" => {
-                let r = tx.query_one("SELECT id FROM memory_fabric.approve($1, $2, $3)", &[&id, &by, &notes]).await?;
+                let resolution = none_if_empty(f.resolution.trim()).map(str::to_string);
+                let r = tx
+                    .query_one("SELECT id FROM memory_fabric.approve($1, $2, $3, resolution => $4)", &[&id, &by, &notes, &resolution])
+                    .await?;
                 format!("Approved {id}: promoted as memory {}.", r.get::<_, String>(0))
             }
             "reject" => {

@@ -126,9 +126,9 @@ pub enum Relation {
     /// Each is one generic statement: the sentence comparison and the judge decide.
     Generic,
     /// Each is one event (or one an event and the other a statement), in a record (no speaker):
-    /// it contradicts the other only by what the comparison finds other than a number (events
-    /// accumulate: another day is another event), unless both name the same numbered thing
-    /// (`same_instance`: one order delivered on two dates).
+    /// it contradicts the other only by a denial (a negation, an antonym, swapped roles: events
+    /// accumulate, another day or amount is another event), unless both are one event
+    /// (`same_instance`: one thing and one action, one order delivered on two dates).
     Events { same_instance: bool },
     /// Each is one value among several of the same subject, in a record: it contradicts the
     /// other only by denying it (a negation, an antonym, swapped roles), never by another value.
@@ -263,6 +263,29 @@ const PAST_IRREGULAR: &[&str] = &[
     "sank", "slid", "sped", "spun", "sprang", "stuck", "stung", "swept", "swung", "tore", "wept", "withdrew", "wound",
 ];
 
+/// An identifier of one thing rather than of someone who acts (ord_5120, prc_8812, inv_4410).
+fn is_thing_id(w: &str) -> bool {
+    is_id(w)
+        && matches!(
+            w.split('_').next().unwrap_or(""),
+            "ord" | "order" | "prc" | "parcel" | "pkg" | "inv" | "invoice" | "tkt" | "ticket" | "bk" | "booking" | "pay"
+                | "payment" | "ref" | "refund" | "shp" | "shipment" | "case" | "claim" | "txn" | "res" | "ret" | "return"
+        )
+}
+
+/// Actions that happen to one thing once: two of them with other dates or values are one event
+/// told two ways.
+const ONCE: &[&str] = &[
+    "ship", "deliver", "cancel", "arrive", "close", "open", "join", "found", "bear", "approve", "decline", "reject", "accept",
+    "lose", "dispatch", "complete", "fail", "succeed", "merge", "acquire", "create", "start", "end", "expire", "activate",
+    "terminate", "issue", "sign", "register", "die", "marry", "graduate", "launch",
+];
+
+/// The action an event names: its first past tense, as a lemma ("shipped" → "ship").
+fn action(c: &Claim) -> Option<String> {
+    c.words.iter().find(|w| past_tense(w) && !matches!(w.as_str(), "was" | "were" | "had" | "did" | "been")).map(|w| lexicon::lemma(w))
+}
+
 fn past_tense(w: &str) -> bool {
     if PAST_IRREGULAR.contains(&w) {
         return true;
@@ -304,7 +327,7 @@ const RELATIONSHIP: &[(&str, &str)] = &[
 /// Words that end a value's phrase.
 const STOP: &[&str] = &[
     ",", "and", "but", "because", "since", "for", "with", "who", "which", "that", "where", "when", "after", "before",
-    "now", "then", "so", "as", "while", "from", "until", "?", "on", "at", "in", "to", "by", "via", "through", "last",
+    "now", "then", "so", "as", "while", "from", "until", "?", "!", "on", "at", "in", "to", "by", "via", "through", "last",
     "this", "next", "every", "each", "again", "too", "also", "anymore", "any", "more", "is", "are", "was", "were",
 ];
 const ARTICLES: &[&str] = &["a", "an", "the", "his", "her", "their", "my", "our", "its", "your", "new"];
@@ -387,7 +410,7 @@ pub fn analyze(text: &str) -> Analysis {
 /// The subject a sentence opens with, and where its predicate starts.
 fn subject(w: &[String], speaker: Option<&str>) -> (Option<String>, usize) {
     let first_person = |i: usize| (speaker.map(|s| format!("speaker:{s}")).or_else(|| Some("speaker:".to_owned())), i);
-    let mut i = 0;
+    let mut i = lead_time(w);
     // leading adverbs and interjections: "Now I live …", "Actually, cus_1 …"
     while i < w.len() && matches!(w[i].as_str(), "now" | "actually" | "currently" | "also" | "btw" | "so" | "well" | "anyway" | "," | "recently" | "since" | "then" | "today") {
         i += 1;
@@ -414,7 +437,87 @@ fn subject(w: &[String], speaker: Option<&str>) -> (Option<String>, usize) {
     if speaker.is_some_and(|s| s == t) {
         return first_person(i + 1);
     }
+    if let Some(p) = name_at(w, i) {
+        return (Some(format!("name:{}", w[i..p].join(" "))), p);
+    }
     (None, i)
+}
+
+/// Where a sentence's claim starts after a leading time ("As of 20 January 2024, …", "Since
+/// March 2024, …", "On 4 April 2024, …", "In March 2024, …", "From 20 March 2024, …"): the
+/// position after its comma; 0 when it opens otherwise. The time places the claim; it is not its
+/// subject.
+fn lead_time(w: &[String]) -> usize {
+    let opens = match w.first().map(String::as_str) {
+        Some("as") if w.get(1).is_some_and(|x| x == "of") => true,
+        Some("since" | "on" | "in" | "from" | "starting" | "effective") => true,
+        _ => false,
+    };
+    if !opens {
+        return 0;
+    }
+    let Some(comma) = w.iter().take(8).position(|x| x == ",") else { return 0 };
+    let timed = w[1..comma].iter().any(|t| {
+        MONTHS.contains(&t.as_str()) || t.chars().next().is_some_and(|c| c.is_ascii_digit()) || matches!(t.as_str(), "now" | "today" | "yesterday")
+    });
+    if !timed {
+        return 0;
+    }
+    // "On April 20, 2024, …": the year after the first comma belongs to the time
+    let year = |t: &String| t.len() == 4 && t.chars().all(|c| c.is_ascii_digit());
+    if w.get(comma + 1).is_some_and(year) && w.get(comma + 2).is_some_and(|x| x == ",") {
+        return comma + 3;
+    }
+    comma + 1
+}
+
+/// Verbs (and the possessive) a named subject's claim opens with.
+const NAME_VERBS: &[&str] = &[
+    "'s", "is", "has", "lives", "works", "prefers", "wants", "goes", "follows", "moved", "relocated", "switched", "upgraded",
+    "downgraded", "changed", "left", "became", "got", "would", "likes", "loves", "speaks", "uses", "holds", "eats", "was",
+    "does", "no", "never", "now", "recently", "just", "quit", "started", "joined", "stopped", "lived", "worked", "asked",
+    "visited", "travelled", "traveled", "went", "can", "enjoys", "dislikes", "hates", "owns", "plays", "is,",
+];
+
+/// A name of one to three words at `i` followed by a verb of NAME_VERBS (after adverbs such as
+/// "really"): where its predicate starts. Common words are no name: a single word WordNet knows
+/// opens a name only before a verb other than "is" or "has" ("Ana likes tea", not "Support is
+/// open").
+fn name_at(w: &[String], i: usize) -> Option<usize> {
+    const NOT_NAME: &[&str] = &[
+        "all", "every", "some", "any", "each", "no", "this", "that", "these", "those", "there", "here", "it", "what", "who",
+        "which", "nobody", "everyone", "someone", "only", "our", "your", "their", "one", "none", "most", "many", "customer",
+        "customers", "user", "users", "agent", "agents", "employees", "staff", "admins", "support", "orders", "order",
+    ];
+    for n in 1..=3 {
+        let p = i + n;
+        let Some(next) = w.get(p) else { return None };
+        let words = &w[i..p];
+        if !words.iter().all(|t| t.chars().all(|c| c.is_alphabetic() || c == '-') && !t.is_empty())
+            || words.iter().any(|t| ARTICLES.contains(&t.as_str()) || PRONOUNS.contains(&t.as_str()) || FIRST_PERSON.contains(&t.as_str())
+                || STOP.contains(&t.as_str()) || NOT_NAME.contains(&t.as_str()) || LEAD.contains(&t.as_str()) || past_tense(t))
+        {
+            return None;
+        }
+        let mut v = p;
+        while w.get(v).is_some_and(|x| matches!(x.as_str(), "really" | "also" | "still" | "currently" | "usually" | "always")) {
+            v += 1;
+        }
+        let Some(verb) = w.get(v) else { return None };
+        if NAME_VERBS.contains(&verb.as_str()) {
+ // words that are all common nouns are no name ("time zone is …")
+            if n > 1 && words.iter().all(|t| lexicon::is_lemma(t)) {
+                return None;
+            }
+            let common = n == 1 && lexicon::is_lemma(&words[0]);
+            if common && matches!(verb.as_str(), "is" | "has" | "'s" | "was" | "does" | "can" | "would" | "no" | "never" | "now") {
+                return None;
+            }
+            return Some(p);
+        }
+        let _ = next;
+    }
+    None
 }
 
 /// Words a clause's verb may follow: auxiliaries, negations and adverbs of time or degree.
@@ -477,6 +580,10 @@ fn keyed(w: &[String]) -> Option<(String, Option<String>, bool, bool, bool)> {
             ("lived" | "resided", Some("in")) => Some((k + 2, false, true)),
             ("moved" | "relocated" | "moving" | "relocating", Some("to")) => Some((k + 2, true, false)),
             ("moved" | "relocated", Some("back")) if w.get(k + 2).is_some_and(|x| x == "to") => Some((k + 3, true, false)),
+            // "relocated from Vienna to Amsterdam"
+            ("moved" | "relocated" | "moving" | "relocating", Some("from")) => find(&w[k..], &["to"]).map(|p| (k + p + 1, true, false)),
+            // "cus_304's home is in Dublin"
+            ("home", Some("is")) if w.get(k + 2).is_some_and(|x| x == "in") => Some((k + 3, false, false)),
             _ => None,
         };
         if let Some((from, change, past)) = residence {
@@ -506,6 +613,24 @@ fn keyed(w: &[String]) -> Option<(String, Option<String>, bool, bool, bool)> {
                 let v = find(&w[k..], &["to", "at"]).and_then(|p| value_at(w, k + p + 1));
                 return Some(("employer".into(), v, true, true, false));
             }
+            // "left Blue Harbor Bank for Acme Corp"
+            ("left", _) if find(&w[k..], &["for"]).is_some_and(|p| p > 1 && p <= 5) => {
+                let p = find(&w[k..], &["for"]).unwrap_or(0);
+                if let Some(v) = value_at(w, k + p + 1) {
+                    return Some(("employer".into(), Some(v), true, true, false));
+                }
+            }
+            ("employer", Some("is")) => {
+                if let Some(v) = value_at(w, k + 2) {
+                    let change = now || k > 0 && w[k - 1] == "new";
+                    return Some(("employer".into(), Some(v), !negated(k), change, used_to));
+                }
+            }
+            ("new", Some("employer")) if w.get(k + 2).is_some_and(|x| x == "is") => {
+                if let Some(v) = value_at(w, k + 3) {
+                    return Some(("employer".into(), Some(v), true, true, false));
+                }
+            }
             ("quit" | "left", _) if w[k..].iter().take(4).any(|x| matches!(x.as_str(), "job" | "position" | "company" | "employer")) => {
                 let v = find(&w[k..], &["at", "with"]).and_then(|p| value_at(w, k + p + 1));
                 return Some(("employer".into(), v, false, true, false));
@@ -532,6 +657,35 @@ fn keyed(w: &[String]) -> Option<(String, Option<String>, bool, bool, bool)> {
             let stopped = t == "stopped" || has(w, "quit");
             return Some(("diet".into(), Some("vegetarian".into()), negated(k) || no_longer || stopped, no_longer || stopped, false));
         }
+        // "relationship status is single"
+        if t == "relationship" && next(k) == Some("status") && w.get(k + 2).is_some_and(|x| x == "is") {
+            if let Some((_, r)) = w.get(k + 3).and_then(|x| RELATIONSHIP.iter().find(|(s, _)| s == x)) {
+                return Some(("relationship".into(), Some((*r).to_owned()), !no_longer, now, used_to));
+            }
+        }
+        // "stopped following a pescatarian diet", "stopped being vegan": the diet no longer holds
+        if t == "stopped" && matches!(next(k), Some("following" | "being" | "eating" | "keeping")) {
+            if let Some(d) = w.get(k + 2..(k + 5).min(w.len())).and_then(|v| v.iter().find_map(|x| DIETS.iter().find(|(s, _)| s == x))) {
+                return Some(("diet".into(), Some(d.1.to_owned()), false, true, false));
+            }
+        }
+        // "has worked as a teacher since …", "has a new job at Acme Corp", "left Acme and joined
+        // Wayne Foods"
+        if t == "worked" && next(k) == Some("as") && k > 0 && matches!(w[k - 1].as_str(), "have" | "has" | "'ve") {
+            if let Some(v) = value_at(w, k + 2) {
+                return Some(("job".into(), Some(v), true, true, false));
+            }
+        }
+        if t == "new" && matches!(next(k), Some("job" | "position")) && w.get(k + 2).is_some_and(|x| matches!(x.as_str(), "at" | "with")) {
+            if let Some(v) = value_at(w, k + 3) {
+                return Some(("employer".into(), Some(v), true, true, false));
+            }
+        }
+        if t == "joined" && w[..k].iter().any(|x| x == "left") {
+            if let Some(v) = value_at(w, k + 1) {
+                return Some(("employer".into(), Some(v), true, true, false));
+            }
+        }
         // relationship status
         if let Some((_, r)) = RELATIONSHIP.iter().find(|(s, _)| s == &t) {
             let change = k > 0 && matches!(w[k - 1].as_str(), "got" | "get" | "getting") || no_longer || now;
@@ -557,6 +711,72 @@ fn keyed(w: &[String]) -> Option<(String, Option<String>, bool, bool, bool)> {
                 }
             }
         }
+        // "switched from a keto diet to a vegetarian diet", "switched their contact channel to SMS",
+        // "changed their time zone to Asia/Tokyo", "changed my shipping address to …"
+        if matches!(t, "switched" | "changed" | "switching" | "changing" | "moved") {
+            if let Some(p) = find(&w[k..], &["to"]) {
+                let to = k + p + 1;
+                let about = &w[k..to];
+                if let Some(d) = w.get(to..(to + 3).min(w.len())).and_then(|v| v.iter().find_map(|x| DIETS.iter().find(|(s, _)| s == x))) {
+                    return Some(("diet".into(), Some(d.1.to_owned()), true, true, false));
+                }
+                if about.iter().any(|x| matches!(x.as_str(), "timezone" | "time-zone")) || find_seq(about, &["time", "zone"]).is_some() {
+                    if let Some(v) = value_at(w, to) {
+                        return Some(("timezone".into(), Some(v), true, true, false));
+                    }
+                }
+                if about.iter().any(|x| x == "address") {
+                    if let Some(v) = value_at(w, to) {
+                        let attr = if about.iter().any(|x| x == "billing") { "address:billing" } else { "address" };
+                        return Some((attr.into(), Some(v), true, true, false));
+                    }
+                }
+                if let Some(c) = w.get(to).and_then(|x| channel(x)) {
+                    // "switched to email for order updates"
+                    if let Some(topic) = w.get(to + 1).filter(|x| *x == "for").and_then(|_| phrase(w, to + 2)) {
+                        let topic = topic_key(&topic);
+                        if !topic.is_empty() {
+                            return Some((format!("contact_channel:{topic}"), Some(c.to_owned()), true, true, false));
+                        }
+                    }
+                    if about.iter().chain(w[to..].iter()).any(|x| matches!(x.as_str(), "contact" | "contacted" | "channel" | "communication" | "communications"))
+                        || t.starts_with("switch") && about.iter().any(|x| channel(x).is_some())
+                    {
+                        return Some(("contact_channel".into(), Some(c.to_owned()), true, true, false));
+                    }
+                }
+            }
+        }
+        // "subscribes to the Basic plan"
+        if matches!(t, "subscribes" | "subscribed" | "subscribe") && next(k) == Some("to") {
+            if let Some(p) = (k + 2..(k + 6).min(w.len())).find(|&i| matches!(w[i].as_str(), "plan" | "tier")) {
+                if let Some(v) = (k + 2..p).rev().map(|i| w[i].as_str()).find(|x| !ARTICLES.contains(x)) {
+                    return Some(("plan".into(), Some(v.to_owned()), !negated(k) && !no_longer, no_longer || now, used_to));
+                }
+            }
+        }
+        // "has a Team plan subscription", "has the Pro plan"
+        if matches!(t, "has" | "have") || (k > 0 && matches!(w[k - 1].as_str(), "has" | "have") && ARTICLES.contains(&t)) {
+            let from = if ARTICLES.contains(&t) { k } else { k + 1 };
+            if let Some(p) = (from..(from + 4).min(w.len())).find(|&i| matches!(w[i].as_str(), "plan" | "tier")) {
+                if let Some(v) = (from..p).rev().map(|i| w[i].as_str()).find(|x| !ARTICLES.contains(x)) {
+                    return Some(("plan".into(), Some(v.to_owned()), !negated(k) && !no_longer, no_longer || now, used_to));
+                }
+            }
+        }
+        // a job: "is a project manager", "is now a nurse", "became a chef", "have become a data
+        // analyst" (a noun of a trade: -er, -or, -ist, -ian, -ant, -ent, -eer, -ect, and a few more)
+        if matches!(t, "a" | "an") && k > 0 && matches!(w[k - 1].as_str(), "is" | "am" | "'m" | "now" | "became" | "become" | "'s" | "still") {
+            let became = w[..k].iter().rev().take(3).any(|x| matches!(x.as_str(), "became" | "become"));
+            if let Some(v) = value_at(w, k + 1).filter(|v| is_trade(v)) {
+                return Some(("job".into(), Some(v), !negated(k) && !no_longer, became || now || no_longer || has(w, "careers"), used_to));
+            }
+        }
+        if matches!(t, "became" | "become") && w.get(k + 1).is_some_and(|x| matches!(x.as_str(), "a" | "an")) {
+            if let Some(v) = value_at(w, k + 2).filter(|v| is_trade(v)) {
+                return Some(("job".into(), Some(v), true, true, false));
+            }
+        }
         if matches!(t, "upgraded" | "downgraded" | "switched") {
             if let Some(p) = find(&w[k..], &["to"]) {
                 if let Some(v) = value_at(w, k + p + 1) {
@@ -567,9 +787,9 @@ fn keyed(w: &[String]) -> Option<(String, Option<String>, bool, bool, bool)> {
         }
         // preferred name
         let called = match (t, next(k)) {
-            ("prefers" | "wants" | "likes" | "asks" | "prefer" | "want" | "like", Some("to")) if at(w, k + 2, &["be", "called"]) => Some(k + 4),
+            ("prefers" | "wants" | "likes" | "asks" | "asked" | "prefer" | "want" | "like", Some("to")) if at(w, k + 2, &["be", "called"]) => Some(k + 4),
             ("goes" | "go", Some("by")) => Some(k + 2),
-            ("name", Some("is")) => Some(k + 2),
+            ("name", Some("is")) => Some(if w.get(k + 2).is_some_and(|x| x == "now") { k + 3 } else { k + 2 }),
             _ => None,
         };
         if let Some(v) = called.and_then(|i| value_at(w, i)) {
@@ -586,18 +806,76 @@ fn keyed(w: &[String]) -> Option<(String, Option<String>, bool, bool, bool)> {
             }
         }
         // address, time zone
-        if t == "address" && next(k) == Some("is") {
-            if let Some(v) = value_at(w, k + 2) {
-                return Some(("address".into(), Some(v), true, now, false));
+        let address = match (t, next(k)) {
+            ("address", Some("is")) => Some((k + 2, "address")),
+            ("shipping" | "home" | "postal" | "delivery", Some("address")) if w.get(k + 2).is_some_and(|x| x == "is") => Some((k + 3, "address")),
+            ("billing", Some("address")) if w.get(k + 2).is_some_and(|x| x == "is") => Some((k + 3, "address:billing")),
+            _ => None,
+        };
+        if let Some((from, attr)) = address {
+            let from = if w.get(from).is_some_and(|x| x == "now") { from + 1 } else { from };
+            if let Some(v) = address_at(w, from) {
+                return Some((attr.into(), Some(v), true, now, false));
             }
         }
-        if matches!(t, "timezone" | "time-zone") && next(k) == Some("is") {
-            if let Some(v) = value_at(w, k + 2) {
+        // "timezone is America/Chicago", "time zone is set to …", "is in the Europe/Lisbon time zone"
+        let zone_is = match (t, next(k)) {
+            ("timezone" | "time-zone", Some("is")) => Some(k + 2),
+            ("time", Some("zone")) if w.get(k + 2).is_some_and(|x| x == "is") => Some(k + 3),
+            // "time zone changed to Europe/Berlin"
+            ("timezone" | "time-zone", Some("changed" | "switched" | "moved")) if w.get(k + 2).is_some_and(|x| x == "to") => {
+                return value_at(w, k + 3).map(|v| ("timezone".into(), Some(v), true, true, false));
+            }
+            ("time", Some("zone"))
+                if w.get(k + 2).is_some_and(|x| matches!(x.as_str(), "changed" | "switched" | "moved")) && w.get(k + 3).is_some_and(|x| x == "to") =>
+            {
+                return value_at(w, k + 4).map(|v| ("timezone".into(), Some(v), true, true, false));
+            }
+            _ => None,
+        };
+        if let Some(mut from) = zone_is {
+            while w.get(from).is_some_and(|x| matches!(x.as_str(), "now" | "set" | "to")) {
+                from += 1;
+            }
+            if let Some(v) = value_at(w, from) {
                 return Some(("timezone".into(), Some(v), true, now, false));
+            }
+        }
+        if t == "in" && w.get(k + 1).is_some_and(|x| x == "the") {
+            let zone = (k + 2..(k + 6).min(w.len())).find(|&i| w[i] == "timezone" || (w[i] == "time" && w.get(i + 1).is_some_and(|x| x == "zone")));
+            if let Some(z) = zone.filter(|&z| z > k + 2) {
+                return Some(("timezone".into(), Some(w[k + 2..z].join(" ")), !negated(k), now, used_to));
             }
         }
     }
     None
+}
+
+/// A noun of a trade or profession, by its last word: "project manager", "nurse", "electrician".
+fn is_trade(v: &str) -> bool {
+    let Some(last) = v.split_whitespace().last() else { return false };
+    const NOT: &[&str] = &["member", "customer", "user", "fan", "client", "subscriber", "patient", "other", "number", "order",
+                           "mother", "father", "brother", "sister", "daughter", "partner", "winner", "owner", "lover", "beginner",
+                           "parent", "resident", "citizen", "adult", "person", "friend", "neighbor", "neighbour", "regular",
+                           "vegetarian", "pescatarian", "christian", "italian", "canadian", "australian", "elder"];
+    const TRADES: &[&str] = &["nurse", "chef", "cook", "pilot", "surgeon", "dentist", "lawyer", "doctor", "architect", "student",
+                              "barista", "plumber", "mechanic", "judge", "clerk", "cashier", "mason", "nanny", "tutor", "coach",
+                              "officer", "analyst", "engineer", "scientist", "artist", "physician", "electrician", "accountant"];
+    !NOT.contains(&last)
+        && (TRADES.contains(&last)
+            || ["er", "or", "ist", "ian", "ant", "ent", "eer"].iter().any(|s| last.ends_with(s) && last.len() > 4))
+}
+
+/// An address from `i` on: its words up to the sentence's end or a "since"/"from", commas kept
+/// as spaces (a street number and a town are one value).
+fn address_at(w: &[String], i: usize) -> Option<String> {
+    let words: Vec<&str> = w.get(i..)?
+        .iter()
+        .map(String::as_str)
+        .take_while(|x| !matches!(*x, "since" | "from" | "until" | "as" | "now" | "?"))
+        .filter(|x| *x != ",")
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
 }
 
 /// A contact preference from the verb at `k`: the channel, and the topic it is for.
@@ -632,6 +910,8 @@ fn contact(w: &[String], k: usize, change: bool, past: bool, negated: &dyn Fn(us
             (!obj.is_empty()).then(|| obj.join(" "))
         })
         .or_else(|| matches!(w[j].as_str(), "paper" | "postal").then(|| w[j + 1].clone()))
+        // "wants email invoices": what the channel is for, right after it
+        .or_else(|| w.get(j + 1).filter(|n| TOPIC_NOUNS.contains(&n.as_str())).cloned())
         .map(|t| topic_key(&t));
     let attr = match topic {
         Some(t) if !t.is_empty() => format!("contact_channel:{t}"),
@@ -639,6 +919,32 @@ fn contact(w: &[String], k: usize, change: bool, past: bool, negated: &dyn Fn(us
     };
     let change = change || w[k] == "switched";
     Some((attr, Some(c.to_owned()), !negated(j) && !negated(k) && !change_denies(w), change, past))
+}
+
+/// What a contact channel may be for, named right after it ("email invoices", "SMS reminders").
+const TOPIC_NOUNS: &[&str] = &[
+    "invoices", "invoice", "statements", "bills", "letters", "updates", "receipts", "reminders", "notifications", "alerts",
+    "newsletters", "confirmations", "offers",
+];
+
+/// Whether `a` says all that `b` says and more: its content words hold all of `b`'s and at least
+/// two others ("wants paper invoices sent to the Lisbon office" / "wants paper invoices"). Such a
+/// pair is an entailment, never one claim in other words.
+pub fn extends(a: &str, b: &str) -> bool {
+    const FUNCTION: &[&str] = &[
+        "the", "a", "an", "and", "or", "of", "to", "for", "in", "on", "at", "by", "via", "with", "is", "are", "was", "be", "all",
+        "any", "their", "his", "her", "its", "our", "my", "customer", "client", "user",
+    ];
+    let words = |t: &str| -> std::collections::BTreeSet<String> {
+        sentences(t)
+            .into_iter()
+            .flatten()
+            .filter(|w| w.chars().any(|c| c.is_alphanumeric()) && !FUNCTION.contains(&w.as_str()))
+            .map(|w| lexicon::lemma(&w))
+            .collect()
+    };
+    let (x, y) = (words(a), words(b));
+    y.is_subset(&x) && x.len() >= y.len() + 2
 }
 
 /// "no longer prefers …", "does not want … anymore": the value does not hold.
@@ -670,7 +976,7 @@ fn instances(pred: &[String], subject: Option<&str>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for (i, t) in pred.iter().enumerate() {
         let numbered = INSTANCE_NOUNS.contains(&t.as_str())
-            && pred.get(i + 1).is_some_and(|n| n.starts_with('#') || n.chars().all(|c| c.is_ascii_digit()));
+            && pred.get(i + 1).is_some_and(|n| n.starts_with('#') || n.chars().any(|c| c.is_ascii_digit()) && n.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_'));
         if numbered {
             out.push(format!("{} {}", lexicon::lemma(t), pred[i + 1].trim_start_matches('#')));
         } else if (is_id(t) || t.starts_with('#')) && Some(t.as_str()) != subject && !(i > 0 && INSTANCE_NOUNS.contains(&pred[i - 1].as_str()) && t.starts_with('#')) {
@@ -714,7 +1020,12 @@ fn claim(w: &[String], speaker: Option<&str>) -> Claim {
         c.attribute = Some(attr);
         c.value = value;
         c.positive = positive;
-        c.change = change;
+        // "Since 10 March 2024, I go by Nico": a state that started then is a change
+        c.change = change
+            || (lead_time(w) > 0 && matches!(w[0].as_str(), "since" | "from" | "starting" | "effective"))
+            // "Now goes by Nico": the adverb before the subject (or before a subject-less verb)
+            || w[..from.min(w.len())].iter().any(|x| x == "now")
+            || find_seq(w, &["from", "now", "on"]).is_some();
         c.past = past;
         return c;
     }
@@ -744,6 +1055,10 @@ fn claim(w: &[String], speaker: Option<&str>) -> Claim {
     // a record's event is something done: a past tense (an order shipped, a refund asked for); a
     // present statement about a numbered thing or a date is a state of it ("Invoice inv_4410 is
     // paid", "acct_5590 renews on 14 February 2026")
+    // a participle before the copula belongs to the subject ("the VAT rate for orders shipped to
+    // Portugal is 23%"): the statement is of a state
+    let copula_after = verb_at.is_some_and(|v| pred[v + 1..].iter().any(|t| matches!(t.as_str(), "is" | "are")));
+    let verb_at = verb_at.filter(|_| speaker.is_some() || !copula_after);
     let event = if speaker.is_some() { instance || anchored || verb_at.is_some() || planned } else { verb_at.is_some() };
     if event {
         c.kind = Kind::Event;
@@ -928,11 +1243,35 @@ pub fn relate(a: &Analysis, b: &Analysis) -> Relation {
         if spoken {
             return Relation::Compatible("event");
         }
-        // events of other numbered things are other events; of the same one, the same event
-        if !x.instances.is_empty() && !y.instances.is_empty() && !x.instances.iter().any(|i| y.instances.contains(i)) {
+        // events of other numbered things are other events; of the same one, the same event. The
+        // same things in other roles ("A referred B" / "B referred A") are the same; so is one
+        // identified subject with no other thing named ("ord_5120 was shipped via UPS").
+        let names = |c: &Claim, t: &str| c.subject.as_deref() == Some(t) || c.instances.iter().any(|i| i == t);
+        let swapped = x.instances.iter().any(|i| names(y, i)) || y.instances.iter().any(|i| names(x, i));
+        // things, not who acted: a customer's id named in both does not make one event
+        let thing = |i: &String| i.contains(' ') || is_thing_id(i);
+        let shared = x.instances.iter().filter(|i| thing(i)).any(|i| y.instances.contains(i));
+        // two things of one kind ("parcel P-70199" / "parcel P-70127" of one order) are two
+        let kind_of = |i: &String| i.split(' ').next().unwrap_or("").to_owned();
+        let other_of_a_kind = x.instances.iter().filter(|i| i.contains(' ')).any(|i| {
+            y.instances.iter().any(|j| j.contains(' ') && kind_of(i) == kind_of(j) && i != j)
+        });
+        if other_of_a_kind || (!x.instances.is_empty() && !y.instances.is_empty() && !shared && !swapped) {
             return Relation::Compatible("event");
         }
-        return Relation::Events { same_instance: x.instances.iter().any(|i| y.instances.contains(i)) };
+        // A customer acts many times; an order, a parcel, an invoice is one thing.
+        let one_subject = x.instances.is_empty()
+            && y.instances.is_empty()
+            && x.subject.as_deref().is_some_and(|t| is_thing_id(t) && y.subject.as_deref() == Some(t));
+        // one event: of one thing, and the same action where both name one ("order 1026 was paid"
+        // and "order 1026 was rescheduled" are two events of it)
+        // and an action that happens to a thing once (shipped, delivered, cancelled); a payment
+        // received or a delivery rescheduled may happen again
+        let same_action = match (action(x), action(y)) {
+            (Some(p), Some(q)) => p == q && ONCE.contains(&p.as_str()),
+            _ => true,
+        };
+        return Relation::Events { same_instance: (shared || swapped || one_subject) && same_action };
     }
     if has(Kind::Multi) {
         if spoken || !same_subject(&x.subject, &y.subject) {
@@ -940,7 +1279,12 @@ pub fn relate(a: &Analysis, b: &Analysis) -> Relation {
         }
         return Relation::Values;
     }
-    // generic statements (and a keyed state beside one): the comparison and the judge
+    // a keyed state beside a generic statement of the same subject meets it only to deny it
+    // ("goes by Kate" / "has three kids")
+    if (x.kind == Kind::State) != (y.kind == Kind::State) && x.subject.is_some() && x.subject == y.subject {
+        return Relation::Values;
+    }
+    // generic statements: the comparison and the judge
     Relation::Generic
 }
 
@@ -1056,5 +1400,63 @@ mod tests {
         // a record is what it says
         assert_eq!(kinds("The kids love the blue couch."), vec![Kind::Generic]);
         assert!(matches!(rel("Caroline: Wow, that sounds amazing!", "Caroline: That is so cool!"), Relation::Compatible(_)));
+    }
+
+    fn state(text: &str) -> (Option<String>, Option<String>, Option<String>, bool, bool) {
+        let a = analyze(text);
+        let c = a.claims.iter().find(|c| c.kind == Kind::State).unwrap_or_else(|| panic!("{text}: no keyed state"));
+        (c.subject.clone(), c.attribute.clone(), c.value.clone(), c.positive, c.change)
+    }
+
+    #[test]
+    fn states_of_named_and_dated_subjects() {
+        let s = |x: &str| Some(x.to_owned());
+        // a name, a leading time, a possessive
+        assert_eq!(state("Walter Santos lives in Munich."), (s("name:walter santos"), s("residence"), s("munich"), true, false));
+        assert_eq!(state("As of 20 January 2024, I follow a pescatarian diet.").1, s("diet"));
+        assert_eq!(state("On April 20, 2024, customer cus_304 switched their contact channel to SMS."),
+                   (s("cus_304"), s("contact_channel"), s("sms"), true, true));
+        assert_eq!(state("Customer cus_304's home is in Dublin.").1, s("residence"));
+        // a start in time, or "now" before a subject-less verb, is a change
+        assert!(state("Since 10 March 2024, I go by Nico.").4);
+        assert!(state("Now goes by Nico").4);
+        // what a switch is to decides the attribute
+        assert_eq!(state("I switched from a pescatarian diet to a vegetarian diet.").1, s("diet"));
+        assert_eq!(state("Customer cus_305 switched their timezone to America/New_York.").1, s("timezone"));
+        assert_eq!(state("Switched to email for order updates").1, s("contact_channel:order update"));
+        assert_eq!(state("Time zone changed to Europe/Berlin").1, s("timezone"));
+        // trades, employers, plans
+        assert_eq!(state("cus_303 changed careers and is now a nurse.").2, s("nurse"));
+        assert_eq!(state("Diogo Horvat left Blue Harbor Bank for Acme Corp.").2, s("acme corp"));
+        assert_eq!(state("Walter Santos has a Basic plan subscription.").2, s("basic"));
+        assert_eq!(state("Subscribes to the Basic plan").2, s("basic"));
+        // common words are no name, and a bronze member has no trade
+        assert_eq!(kinds("Time zone is America/Chicago"), vec![Kind::State]);
+        assert!(analyze("cus_303 is a bronze member of the loyalty programme.").claims.iter().all(|c| c.kind != Kind::State));
+    }
+
+    #[test]
+    fn one_event_is_one_thing_and_one_action() {
+        let same = |a: &str, b: &str| matches!(rel(a, b), Relation::Events { same_instance: true });
+        // one order delivered on two dates: one event told two ways
+        assert!(same("ord_7002 was delivered on 2026-03-01.", "ord_7002 was delivered on March 2nd, 2026."));
+        // roles swapped between the same two: events that meet (the comparison finds the swap)
+        assert!(matches!(rel("cust_4022 referred cust_5150.", "cust_5150 referred cust_4022."), Relation::Events { .. }));
+        // two payments of one order, two reschedulings, two parcels, two orders of one customer
+        assert!(!same("Payment of 59 EUR for order 1026 was received on 16 March 2024.",
+                      "Payment of 25 EUR for order 1026 was received on 25 February 2024."));
+        assert!(matches!(rel("Parcel P-70199 of order 1026 arrived damaged.", "Parcel P-70127 of order 1026 arrived damaged."),
+                         Relation::Compatible(_)));
+        assert!(matches!(rel("Order 1399 of cus_101 shipped on 16 June 2024.", "Order 1096 of cus_101 shipped on 26 February 2024."),
+                         Relation::Compatible(_)));
+        // a customer acts many times
+        assert!(!same("cus_101 paid 40 EUR on 2 April 2024.", "cus_101 paid 120 EUR on 2024-01-30."));
+    }
+
+    #[test]
+    fn one_text_extending_another_is_no_paraphrase() {
+        assert!(extends("Customer cus_77 wants paper invoices sent to the Lisbon office.", "Customer cus_77 wants paper invoices."));
+        assert!(!extends("cus_1 would like order updates by email.", "Customer cus_1 prefers email for all order updates."));
+        assert!(!extends("Customer cus_77 wants paper invoices.", "Customer cus_77 wants paper invoices sent to the Lisbon office."));
     }
 }

@@ -185,6 +185,29 @@ pub struct Policy {
     /// How review reads the learned judge, when it is loaded; None: the policy turns it off
     /// (review decides by its rules, as without the judge's file).
     pub judge: Option<JudgeThresholds>,
+    /// What review does with a contradiction no rule resolves (resolution block): queue it for a
+    /// person (the default) or reject it.
+    pub on_block: OnBlock,
+}
+
+/// The policy's `contradiction.on_block`: what happens to a contradiction that no rule resolves
+/// (it does not supersede and may not coexist). It is never promoted on review's word either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnBlock {
+    /// It waits for a person in the review queue (reviewer human), who supersedes the memory it
+    /// contradicts, keeps both, or rejects it.
+    Queue,
+    /// Review rejects it (status rejected, its reason naming the contradiction).
+    Reject,
+}
+
+impl OnBlock {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnBlock::Queue => "queue",
+            OnBlock::Reject => "reject",
+        }
+    }
 }
 
 /// What review does with a candidate that cites any evidence from an untrusted origin (content the
@@ -413,6 +436,7 @@ impl Policy {
                 "untrusted_evidence": "human"
             },
             "retention_seconds": { "default": 2592000 },
+            "contradiction": { "on_block": "queue" },
             "judge": {
                 "enabled": true,
                 "contradiction": JUDGE_THRESHOLDS.contradiction,
@@ -699,8 +723,20 @@ impl Policy {
         }
         let judge = enabled.then_some(JudgeThresholds { contradiction, with_rules, merge });
 
+        let contra = section("contradiction")?;
+        if let Some(k) = contra.keys().find(|k| k.as_str() != "on_block") {
+            return Err(Error::invalid(format!("policy key \"contradiction.{k}\" is not known"))
+                .detail("The contradiction section has one key, on_block."));
+        }
+        let on_block = match contra.get("on_block").unwrap_or(&defaults["contradiction"]["on_block"]).as_str() {
+            Some("queue") => OnBlock::Queue,
+            Some("reject") => OnBlock::Reject,
+            _ => return Err(Error::invalid("policy value \"contradiction.on_block\" must be \"queue\" or \"reject\"")),
+        };
+
         Ok(Policy {
             judge,
+            on_block,
             classifications,
             write_classes,
             limits,
@@ -863,6 +899,20 @@ mod tests {
         for bad in [json!({"judge": {"enabled": "yes"}}), json!({"judge": {"merge": 1.5}}), json!({"judge": {"with_rules": {"sarcasm": 0.1}}}),
                     json!({"judge": {"with_rules": [0.1]}}), json!({"judge": {"contradiction": "high"}}), json!({"judge": 1})] {
             assert!(Policy::from_json(&bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_contradiction_section() {
+        assert_eq!(Policy::from_json(&Policy::default_json()).unwrap().on_block, OnBlock::Queue);
+        // a policy written before 0.21.0 has no such section: a person decides
+        assert_eq!(Policy::from_json(&json!({})).unwrap().on_block, OnBlock::Queue);
+        assert_eq!(Policy::from_json(&json!({"contradiction": {}})).unwrap().on_block, OnBlock::Queue);
+        assert_eq!(Policy::from_json(&json!({"contradiction": {"on_block": "reject"}})).unwrap().on_block, OnBlock::Reject);
+        for bad in [json!({"contradiction": {"on_block": "block"}}), json!({"contradiction": {"on_block": true}}),
+                    json!({"contradiction": {"on_blocked": "reject"}}), json!({"contradiction": "reject"})] {
+            let e = Policy::from_json(&bad).unwrap_err();
+            assert_eq!(e.kind, crate::error::Kind::InvalidParameter, "{bad}");
         }
     }
 

@@ -2,7 +2,8 @@
 //! and the live promoted memories the extension found near it. Pure and deterministic: the
 //! same candidate, policy and neighbours give the same verdict.
 
-use crate::assertion::{compare, parse, Assertion, Comparison};
+use crate::assertion::{compare, parse, Assertion, Comparison, Difference};
+use crate::claim::{self, Analysis, Relation};
 use crate::policy::{JudgeThresholds, Policy, Thresholds, Tier, UntrustedEvidence};
 
 /// The candidate under review.
@@ -227,11 +228,23 @@ fn fmt_sim(x: Option<f64>) -> String {
 struct Comparisons {
     me: Assertion,
     done: std::cell::RefCell<Vec<(String, Comparison)>>,
+    /// What the candidate claims (core/src/claim.rs), and how each neighbour's claims relate.
+    claims: Analysis,
+    related: std::cell::RefCell<Vec<(String, Relation)>>,
 }
 
 impl Comparisons {
     fn new(text: &str) -> Comparisons {
-        Comparisons { me: parse(text), done: Default::default() }
+        Comparisons { me: parse(text), done: Default::default(), claims: claim::analyze(text), related: Default::default() }
+    }
+
+    fn relation(&self, n: &Neighbor) -> Relation {
+        if let Some((_, r)) = self.related.borrow().iter().find(|(id, _)| *id == n.id) {
+            return r.clone();
+        }
+        let r = claim::relate(&self.claims, &claim::analyze(&n.text));
+        self.related.borrow_mut().push((n.id.clone(), r.clone()));
+        r
     }
 
     fn with(&self, n: &Neighbor) -> Comparison {
@@ -248,6 +261,22 @@ impl Comparisons {
 /// content, or near-identical with no differing assertion and nothing added.
 fn repeats(s: &Subject<'_>, me: &Comparisons, n: &Neighbor, t: Thresholds, learned: Option<JudgeThresholds>) -> bool {
     if n.content_hash == s.content_hash {
+        return true;
+    }
+    // the same one claim in other words (the same subject, attribute and value: "would like order
+    // updates by email" / "prefers email for all order updates"), on the same topic: from half the
+    // contradiction threshold, as a conflict of one attribute
+    if n.similarity.is_some_and(|x| x >= t.contradiction / 2.0)
+        && !different_keys(s, n)
+        && same_fact(s, n) != Some(false)
+        && n.judge != Some(true)
+        && matches!(me.relation(n), Relation::Same { .. })
+        // and nothing else said differs ("invoices by post to Leeds" / "… to Porto"), nor does one
+        // say more ("… sent to the Lisbon office")
+        && me.with(n).difference.is_none()
+        && !claim::extends(s.text, &n.text)
+        && !claim::extends(&n.text, s.text)
+    {
         return true;
     }
     n.similarity.is_some_and(|x| x >= t.duplicate)
@@ -407,6 +436,9 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
         if let (Some(j), "similar") = (n.learned, how) {
             v.notes = Some(format!("{}; {}", v.notes.take().unwrap(), j.describe()));
         }
+        if how == "similar" && matches!(me.relation(n), Relation::Same { .. }) {
+            v.notes = Some(format!("{}; claims {} and {}", v.notes.take().unwrap(), me.claims.describe(), claim::analyze(&n.text).describe()));
+        }
         return v;
     }
 
@@ -415,6 +447,8 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
     let correction = s.write_class == Some("correction");
     // The rules' finding that lowered the judge's bar, when only that bar was passed.
     let mut below_judge: Option<(&'static str, f64, f64)> = None;
+    // A keyed state the candidate says changed ("moved to", "no longer", "now works at").
+    let mut state_change = false;
     let contra = ns
         .iter()
         .find(|n| correction && s.supersedes == Some(n.id.as_str()))
@@ -424,11 +458,51 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
             ns.iter().find_map(|n| {
                 // the learned judge reads the pair when it judged it and no judge function is set
                 let learned = if judge_configured { None } else { cx.learned.zip(n.learned) };
-                if !n.similarity.is_some_and(|x| x >= thresholds.contradiction) || different_keys(s, n) {
+                if different_keys(s, n) {
                     return None;
                 }
+                // what each claims (core/src/claim.rs): only incompatible values of one
+                // single-valued attribute of one subject contradict; events, values among several,
+                // other subjects, speakers and chat never do
+                // (a judge function an admin set decides on its own)
+                let relation = if judge_configured { Relation::Generic } else { me.relation(n) };
+                // a keyed state of one subject in other words ("I go by Nico" / "I prefer to be
+                // called Nick") may lie further than the contradiction threshold: half of it
+                // suffices for a conflict of one attribute; anything else needs all of it
+                let floor = match relation {
+                    Relation::Conflict { .. } => thresholds.contradiction / 2.0,
+                    _ => thresholds.contradiction,
+                };
+                if !n.similarity.is_some_and(|x| x >= floor) {
+                    return None;
+                }
+                match &relation {
+                    Relation::Compatible(_) | Relation::Same { .. } => return None,
+                    Relation::Conflict { attribute, change } => {
+                        state_change = *change;
+                        return Some((*n, format!("state:{attribute}{}", if *change { ";change" } else { "" })));
+                    }
+                    Relation::Generic | Relation::Events { .. } | Relation::Values => {}
+                }
                 let cmp = me.with(n);
-                let rules = cmp.difference;
+                let mut rules = cmp.difference;
+                match relation {
+                    // events accumulate: two events meet by any difference only when they are one
+                    // event (one thing, one action: one order shipped on two dates), else only to
+                    // deny each other; and one value among several meets another only to deny it.
+                    // Never on the judge's word alone.
+                    Relation::Events { same_instance } => {
+                        if !same_instance {
+                            rules = rules.filter(|d| matches!(d, Difference::Negation | Difference::Antonym | Difference::Roles));
+                        }
+                        rules?;
+                    }
+                    Relation::Values => {
+                        rules = rules.filter(|d| matches!(d, Difference::Negation | Difference::Antonym | Difference::Roles));
+                        rules?;
+                    }
+                    _ => {}
+                }
                 match learned {
                     // what the rules find the same (nothing differs, nothing left over) or about
                     // other subjects (other identifiers) the judge does not call a contradiction
@@ -461,7 +535,11 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
             Resolution::Supersede
         } else if s.intent_id != n.intent_scope.as_deref() {
             Resolution::Coexist
-        } else if s.write_class == Some("correction") || outranks(s, n, policy) {
+        } else if s.write_class == Some("correction")
+            || outranks(s, n, policy)
+            // a change of state supersedes the older state, from a source trusted no less
+            || (state_change && s.captured_at > n.captured_at && policy.trust_of(s.source) >= policy.trust_of(&n.source))
+        {
             Resolution::Supersede
         } else {
             Resolution::Block
@@ -479,6 +557,8 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
         if let Some(j) = n.learned {
             v.notes = Some(format!("{}; {}", v.notes.take().unwrap(), j.describe()));
         }
+        // what review read each text to claim (core/src/claim.rs), for memory_history and the console
+        v.notes = Some(format!("{}; claims {} against {}", v.notes.take().unwrap(), me.claims.describe(), claim::analyze(&n.text).describe()));
     }
 
     // 7. the human queue, for promotable verdicts only.
@@ -540,6 +620,23 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
                 v.reason = Some(format!("{};{r}", v.reason.take().unwrap()));
             }
         }
+    }
+    // 7a. A contradiction no rule resolved (block) is never promoted on review's word, and never
+    // left where nobody looks: it waits for a person, who supersedes the memory, keeps both or
+    // rejects it (approve() with a resolution, reject()); or the policy rejects it. Its reason
+    // stays the contradiction's.
+    if v.status == Status::Contradicts && v.resolution == Some(Resolution::Block) {
+        let seen = if policy.on_block == crate::policy::OnBlock::Reject {
+            v.status = Status::Rejected;
+            "no rule resolves it, and the policy rejects such a contradiction (contradiction.on_block reject)"
+        } else {
+            v.human = true;
+            "no rule resolves it: a person decides (approve with resolution supersede or coexist, or reject)"
+        };
+        v.notes = Some(match v.notes.take() {
+            Some(n) => format!("{n}; {seen}"),
+            None => seen.to_owned(),
+        });
     }
     v
 }
@@ -798,6 +895,29 @@ mod tests {
     }
 
     #[test]
+    fn a_contradiction_no_rule_resolves_waits_for_a_person_or_the_policy_rejects_it() {
+        let s = Subject { text: "Returns are accepted within 45 days.", intent_id: None, source: "agent", ..seed() };
+        let mut old = n("pm_r", "Returns are accepted within 30 days.", 0.95);
+        (old.intent_scope, old.evidence_count) = (None, 1);
+        let v = decide(&s, &[old.clone()], th(), &policy(), false, None);
+        assert_eq!((v.status, v.resolution, v.human), (Status::Contradicts, Some(Resolution::Block), true));
+        assert_eq!((v.contradicts.as_deref(), v.reason.as_deref()), (Some("pm_r"), Some("contradiction:number")));
+        assert!(v.notes.as_deref().unwrap().ends_with("a person decides (approve with resolution supersede or coexist, or reject)"), "{:?}", v.notes);
+        assert!(!v.promotable());
+        // the policy may reject them instead: rejected, naming the contradiction
+        let mut p = policy();
+        p.on_block = crate::policy::OnBlock::Reject;
+        let v = decide(&s, &[old.clone()], th(), &p, false, None);
+        assert_eq!((v.status, v.resolution, v.human), (Status::Rejected, Some(Resolution::Block), false));
+        assert_eq!((v.contradicts.as_deref(), v.reason.as_deref()), (Some("pm_r"), Some("contradiction:number")));
+        assert!(v.notes.as_deref().unwrap().contains("contradiction.on_block reject"), "{:?}", v.notes);
+        // a contradiction a rule resolves is not touched by the switch
+        let e = Subject { evidence_count: 2, ..s.clone() };
+        let v = decide(&e, &[old], th(), &p, false, None);
+        assert_eq!((v.status, v.resolution, v.human), (Status::Contradicts, Some(Resolution::Supersede), false));
+    }
+
+    #[test]
     fn structured_contradiction_and_judge() {
         let s = Subject { entity: Some("customer:c"), predicate: Some("prefers"), value: Some("\"phone\""), write_class: Some("correction"), ..seed() };
         let mut m = n("pm_f", "unrelated words entirely", 0.05);
@@ -910,10 +1030,11 @@ mod tests {
         assert_eq!((v.status, v.resolution, v.human), (Status::Contradicts, Some(Resolution::Supersede), true));
         assert!(v.reason.as_deref().unwrap().contains("rules_and_judge_disagree"), "{:?}", v.reason);
         assert!(v.notes.as_deref().unwrap().contains("the rules find number but the judge's contradiction probability 0.500 is below 0.800"), "{:?}", v.notes);
-        // a block needs no person
+        // a block waits for a person for its own sake, not for the disagreement
         let weaker = Subject { evidence_count: 0, ..s.clone() };
         let v = with_judge(&weaker, &[judged(old, [0.0, 0.5, 0.5], [0.0, 0.5, 0.5])]);
-        assert_eq!((v.resolution, v.human), (Some(Resolution::Block), false));
+        assert_eq!((v.resolution, v.human), (Some(Resolution::Block), true));
+        assert!(!v.reason.as_deref().unwrap().contains("disagree"), "{:?}", v.reason);
     }
 
     #[test]
@@ -938,11 +1059,18 @@ mod tests {
 
     #[test]
     fn below_the_thresholds_is_new() {
-        let s = Subject { text: "Customer prefers email.", ..seed() };
-        let v = decide(&s, &[n("pm_x", "Customer prefers phone.", 0.5)], th(), &policy(), false, None);
+        let s = Subject { text: "Refunds need a manager's approval.", ..seed() };
+        let v = decide(&s, &[n("pm_x", "Refunds need no approval.", 0.5)], th(), &policy(), false, None);
         assert_eq!(v.status, Status::PendingPromotion);
-        let v = decide(&s, &[n("pm_x", "Customer prefers phone.", 0.65)], th(), &policy(), false, None);
+        let v = decide(&s, &[n("pm_x", "Refunds need no approval.", 0.65)], th(), &policy(), false, None);
         assert_eq!(v.status, Status::Contradicts);
+        // one keyed attribute of one subject in other words conflicts from half the threshold on
+        let s = Subject { text: "Customer cus_1 prefers email.", ..seed() };
+        let half = th().contradiction / 2.0;
+        let v = decide(&s, &[n("pm_x", "Customer cus_1 wants to be contacted by phone.", half + 0.01)], th(), &policy(), false, None);
+        assert_eq!((v.status, v.reason.as_deref()), (Status::Contradicts, Some("contradiction:state:contact_channel;operator_source")));
+        let v = decide(&s, &[n("pm_x", "Customer cus_1 wants to be contacted by phone.", half - 0.01)], th(), &policy(), false, None);
+        assert_eq!(v.status, Status::PendingPromotion);
     }
 
     #[test]

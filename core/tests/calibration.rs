@@ -101,15 +101,24 @@ fn semantic_model_never_merges_what_differs() {
 
 /// The levels measured when the thresholds were calibrated (README.md, Embedders), less a
 /// small margin: review may not get worse than this.
+///
+/// 0.21.0 (issue 40) reads what each text claims first (core/src/claim.rs): two events meet only
+/// as one event (one thing, one action) or to deny each other, values among several only to deny
+/// each other. Measured then: contradiction precision on memory.tsv rose (hashing 0.503 → 0.553,
+/// MiniLM 0.503 → 0.555, the judge 0.556 → 0.594) and recall fell (0.820 → 0.770, 0.836 →
+/// 0.787, 0.672 → 0.648): the pairs lost are a customer's two actions that differ by a date or an
+/// amount ("joined on 2025-07-04" / "joined in August 2025", "was refunded USD 1,250" / "USD
+/// 125"), which the held-out event streams require to stand side by side. The floors below are
+/// those figures less a margin.
 #[test]
 fn hashing_model_quality_holds() {
     let s = hash_set();
     let p = measured(embed::MODEL, &s.public, "public.tsv");
     let m = measured(embed::MODEL, &s.memory, "memory.tsv");
     assert!(p.paraphrases_merged >= 0.20, "{p:?}");
-    assert!(p.contradiction_recall >= 0.16 && p.contradiction_precision >= 0.23, "{p:?}");
+    assert!(p.contradiction_recall >= 0.14 && p.contradiction_precision >= 0.23, "{p:?}");
     assert!(m.paraphrases_merged >= 0.34, "{m:?}");
-    assert!(m.contradiction_recall >= 0.80 && m.contradiction_precision >= 0.45, "{m:?}");
+    assert!(m.contradiction_recall >= 0.74 && m.contradiction_precision >= 0.50, "{m:?}");
 }
 
 #[test]
@@ -119,8 +128,8 @@ fn semantic_model_quality_holds() {
     let m = measured(minilm::MODEL, &s.memory, "memory.tsv");
     assert!(p.paraphrases_merged >= 0.20, "{p:?}");
     assert!(m.paraphrases_merged >= 0.34, "{m:?}");
-    assert!(p.contradiction_recall >= 0.10 && p.contradiction_precision >= 0.15, "{p:?}");
-    assert!(m.contradiction_recall >= 0.82 && m.contradiction_precision >= 0.46, "{m:?}");
+    assert!(p.contradiction_recall >= 0.09 && p.contradiction_precision >= 0.15, "{p:?}");
+    assert!(m.contradiction_recall >= 0.76 && m.contradiction_precision >= 0.50, "{m:?}");
 }
 
 /// The learned judge (core/data/judge.safetensors) at the thresholds chosen on held-out public
@@ -165,8 +174,8 @@ fn learned_judge_quality_holds() {
     let p = quality(&confusion_with(&public, t, &policy, Some(JUDGE_THRESHOLDS)));
     let q = quality(&confusion_with(&memory, t, &policy, Some(JUDGE_THRESHOLDS)));
     assert!(p.false_merges <= 0.005 && q.false_merges <= 0.005, "{p:?} {q:?}");
-    assert!(p.contradiction_recall >= 0.05 && p.contradiction_precision >= 0.52, "{p:?}");
-    assert!(q.contradiction_recall >= 0.68 && q.contradiction_precision >= 0.46, "{q:?}");
+    assert!(p.contradiction_recall >= 0.045 && p.contradiction_precision >= 0.52, "{p:?}");
+    assert!(q.contradiction_recall >= 0.62 && q.contradiction_precision >= 0.55, "{q:?}");
     assert!(p.paraphrases_merged >= 0.15 && q.paraphrases_merged >= 0.18, "{p:?} {q:?}");
     // the judge changes what the rules alone decide: it must be asked at all
     let rules = quality(&confusion(&s.public, t, &policy));

@@ -42,7 +42,8 @@ BEGIN
         UNION ALL
         SELECT d.decided_at, 3, 'decided', d.id,
                jsonb_strip_nulls(jsonb_build_object('action', d.action, 'by', d.decided_by, 'role', d.decided_by_role,
-                                                    'notes', d.notes, 'new_candidate', d.new_candidate_id))
+                                                    'notes', d.notes, 'new_candidate', d.new_candidate_id,
+                                                    'resolution', d.resolution))
         FROM memory_fabric.decisions d WHERE d.candidate_id = cand.id
         UNION ALL
         SELECT p.promoted_at, 4, 'promoted', p.id,

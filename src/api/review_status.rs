@@ -35,8 +35,9 @@ AS $$
 BEGIN
     PERFORM memory_fabric._require_own_candidate(review_status.candidate_id);
     -- stage, first match: erased; retracted or promoted; rejected or edited by an operator;
-    -- unreviewed; in the review queue (the view's own test: a human-tier review with no later
-    -- review, decision or promotion); refused by review; else promote() would take it
+    -- unreviewed; in the review queue (the view's own test: a human-tier review, or a
+    -- contradiction no rule resolved, with no later review, decision or promotion); refused by
+    -- review; else promote() would take it
     RETURN QUERY
     SELECT c.id,
            CASE WHEN c.erased_at IS NOT NULL THEN 'erased'
@@ -45,11 +46,10 @@ BEGIN
                 WHEN d.action = 'reject' THEN 'rejected'
                 WHEN d.action = 'edit' THEN 'edited'
                 WHEN r.id IS NULL THEN 'unreviewed'
-                WHEN r.reviewer = 'human' AND (d.id IS NULL OR d.decided_at < r.reviewed_at) THEN 'waiting_for_human'
+                WHEN (r.reviewer = 'human' OR (r.status = 'contradicts' AND r.contradiction_resolution = 'block'))
+                     AND (d.id IS NULL OR d.decided_at < r.reviewed_at) THEN 'waiting_for_human'
                 WHEN r.status = 'rejected' THEN 'rejected'
                 WHEN r.status = 'duplicate_of' THEN 'duplicate'
-                WHEN r.status = 'contradicts' AND r.contradiction_resolution IS DISTINCT FROM 'supersede'
-                     AND r.contradiction_resolution IS DISTINCT FROM 'coexist' THEN 'contradiction_blocked'
                 ELSE 'promotable' END,
            r.status, r.reviewer, r.reason, r.proposed_tier, r.duplicate_of_id, r.contradicts_id,
            r.contradiction_resolution, r.reviewed_at, d.action, d.decided_at, d.new_candidate_id,
@@ -64,7 +64,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION memory_fabric.review_status IS
-    'Where a candidate stands (unreviewed, promotable, waiting_for_human, duplicate, contradiction_blocked, rejected, edited, promoted, retracted, erased): an agent asks about its own captures';
+    'Where a candidate stands (unreviewed, promotable, waiting_for_human (also a contradiction no rule resolved: a person decides), duplicate, rejected, edited, promoted, retracted, erased): an agent asks about its own captures';
 REVOKE ALL ON FUNCTION memory_fabric.review_status(text), memory_fabric._require_own_candidate(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_fabric.review_status(text) TO memory_fabric_agent, memory_fabric_reviewer, memory_fabric_admin;
 "#,

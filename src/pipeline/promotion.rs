@@ -18,23 +18,78 @@ use pgrx::spi::SpiClient;
 use serde_json::json;
 
 
-/// The effective review of an open candidate, which must allow promotion.
-fn promotable_review(client: &SpiClient<'_>, c: &Candidate) -> Review {
+/// The effective review of a candidate, which must exist.
+fn reviewed(client: &SpiClient<'_>, c: &Candidate) -> Review {
     let Some(r) = rows::effective_review(client, &c.id) else {
         raise(Error::wrong_state(format!("candidate \"{}\" has not been reviewed", c.id))
             .hint("Call memory_fabric.review_candidate() first."));
     };
-    if !r.promotable() {
-        let what = match (r.status.as_str(), &r.duplicate_of_id, &r.contradicts_id) {
-            ("duplicate_of", Some(d), _) => format!("it duplicates memory \"{d}\""),
-            ("contradicts", _, Some(x)) => format!("it contradicts memory \"{x}\" and the resolution is block"),
-            ("rejected", _, _) => "review rejected it".to_owned(),
-            (s, _, _) => format!("its review status is {s}"),
+    r
+}
+
+/// The effective review of an open candidate, which must allow promotion: as it stands, or with
+/// the resolution a reviewer chose for its contradiction (`chosen`, from approve(), which checked
+/// that the review is a contradiction).
+fn promotable_review(client: &SpiClient<'_>, c: &Candidate, chosen: Option<&str>) -> Review {
+    let r = reviewed(client, c);
+    if !r.promotable() && !(chosen.is_some() && r.status == "contradicts") {
+        let (what, hint) = match (r.status.as_str(), &r.duplicate_of_id, &r.contradicts_id) {
+            ("duplicate_of", Some(d), _) => (format!("it duplicates memory \"{d}\""), None),
+            ("contradicts", _, Some(x)) => (
+                format!("it contradicts memory \"{x}\" and no rule resolved it (resolution block): a person decides"),
+                Some("A reviewer decides it: memory_fabric.approve() with resolution => 'supersede' or 'coexist', or memory_fabric.reject().".to_owned()),
+            ),
+            ("rejected", _, _) => ("review rejected it".to_owned(), None),
+            (s, _, _) => (format!("its review status is {s}"), None),
         };
-        raise(Error::wrong_state(format!("candidate \"{}\" is not promotable", c.id))
-            .detail(format!("The effective review {} says {what}.", r.id)));
+        let e = Error::wrong_state(format!("candidate \"{}\" is not promotable", c.id))
+            .detail(format!("The effective review {} says {what}.", r.id));
+        raise(match hint {
+            Some(h) => e.hint(h),
+            None => e,
+        });
     }
     r
+}
+
+/// The resolutions a reviewer may choose for a contradiction in approve().
+const RESOLUTIONS: [&str; 2] = ["supersede", "coexist"];
+
+/// What approve() applies to the candidate's contradiction: the reviewer's `resolution`, else the
+/// review's own when a rule resolved it (supersede, coexist); None for any other candidate.
+/// Refuses (22023) a resolution that is not one of RESOLUTIONS, a resolution for a candidate
+/// whose review is not a contradiction, and none for a contradiction no rule resolved (block).
+fn resolution_for(c: &Candidate, r: &Review, resolution: Option<&str>) -> Option<String> {
+    let choices = "resolution => 'supersede' (it is promoted and the memory it contradicts is retracted), \
+                   resolution => 'coexist' (both stand, and recall marks both in_contradiction), \
+                   or memory_fabric.reject() to keep the memory and not promote the candidate";
+    if let Some(x) = resolution {
+        if !RESOLUTIONS.contains(&x) {
+            raise(Error::invalid(format!("resolution must be supersede or coexist, not \"{x}\""))
+                .hint(format!("Pass {choices}.")));
+        }
+    }
+    if r.status != "contradicts" {
+        if resolution.is_some() {
+            raise(Error::invalid(format!("candidate \"{}\" is not a contradiction: it takes no resolution", c.id))
+                .detail(format!("Its effective review {} says {}; a resolution is chosen for a contradiction only.", r.id, r.status))
+                .hint("Call memory_fabric.approve() without resolution."));
+        }
+        return None;
+    }
+    let memory = r.contradicts_id.as_deref().unwrap_or_default();
+    match (resolution, r.resolution.as_deref()) {
+        (Some(x), _) => Some(x.to_owned()),
+        (None, Some(own)) if RESOLUTIONS.contains(&own) => Some(own.to_owned()),
+        _ => raise(
+            Error::invalid(format!("approving candidate \"{}\" needs a resolution", c.id))
+                .detail(format!(
+                    "It contradicts memory \"{memory}\" and no rule resolved it (its effective review {} says resolution block).",
+                    r.id
+                ))
+                .hint(format!("Pass {choices}.")),
+        ),
+    }
 }
 
 const RETRACT_SUPERSEDED: &str = "UPDATE memory_fabric.promoted_memory \
@@ -54,7 +109,12 @@ const INSERT: &str = "WITH t AS (SELECT $12::timestamptz AS now) \
 /// Promotes an open, reviewed candidate. `approved` is set only by approve(), after it has
 /// recorded the approval decision.
 pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<&str>, approved: bool) -> String {
-    promote_if_current(client, candidate_id, approver, approved, false)
+    promote_as(client, candidate_id, approver, approved, None)
+}
+
+/// promote(), with the resolution a reviewer chose for the candidate's contradiction (approve()).
+fn promote_as(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<&str>, approved: bool, chosen: Option<&str>) -> String {
+    promote_if_current(client, candidate_id, approver, approved, false, chosen)
         .unwrap_or_else(|| error!("memory_fabric: promotion of {candidate_id} refused without an error"))
 }
 
@@ -62,10 +122,21 @@ pub fn promote(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<
 /// written nothing, when review would decide otherwise now (promote() raises 55000 then), so
 /// that the caller reviews the candidate again instead of stopping.
 pub fn promote_unless_stale(client: &mut SpiClient<'_>, candidate_id: &str) -> Option<String> {
-    promote_if_current(client, candidate_id, None, false, true)
+    promote_if_current(client, candidate_id, None, false, true, None)
 }
 
-fn promote_if_current(client: &mut SpiClient<'_>, candidate_id: &str, approver: Option<&str>, approved: bool, stale_ok: bool) -> Option<String> {
+/// Promotes as the effective review says, or, for a contradiction, as the reviewer chose
+/// (`chosen`: supersede or coexist; approve() checked it). The verdict decided again must be the
+/// review's in either case: a reviewer decides the contradiction the review found, with the
+/// promoted memories as they were then.
+fn promote_if_current(
+    client: &mut SpiClient<'_>,
+    candidate_id: &str,
+    approver: Option<&str>,
+    approved: bool,
+    stale_ok: bool,
+    chosen: Option<&str>,
+) -> Option<String> {
     crate::xact::lock(client, "candidate", &[Some(candidate_id)]);
     let c = crate::security::candidate_for_caller(client, candidate_id);
     // An erasure of the candidate's subject cannot interleave: forget_subject() takes the same
@@ -88,7 +159,7 @@ fn promote_if_current(client: &mut SpiClient<'_>, candidate_id: &str, approver: 
     }
     let c = if subjects.is_empty() { c } else { rows::candidate(client, candidate_id) };
     rows::require_open(client, &c);
-    let r = promotable_review(client, &c);
+    let r = promotable_review(client, &c, chosen);
     if r.reviewer == "human" && !approved {
         raise(Error::wrong_state(format!("candidate \"{}\" requires approval", c.id))
             .detail(match &r.reason {
@@ -127,9 +198,9 @@ fn promote_if_current(client: &mut SpiClient<'_>, candidate_id: &str, approver: 
     // One instant for the whole promotion: a superseded memory is retracted at the instant its
     // successor is promoted, so recall as of any instant sees exactly one of the two.
     let now = crate::xact::clock(client);
-    let supersedes = (r.status == "contradicts" && r.resolution.as_deref() == Some("supersede"))
-        .then(|| r.contradicts_id.clone())
-        .flatten();
+    // what the promotion does with the contradiction: the reviewer's choice, else the review's
+    let resolution = if r.status == "contradicts" { chosen.or(r.resolution.as_deref()) } else { None };
+    let supersedes = (resolution == Some("supersede")).then(|| r.contradicts_id.clone()).flatten();
     if let Some(old) = &supersedes {
         crate::xact::lock(client, "memory", &[Some(old.as_str())]);
         let p = plan(client, RETRACT_SUPERSEDED, &[TEXT, TEXT, TIMESTAMPTZ], true);
@@ -146,7 +217,7 @@ fn promote_if_current(client: &mut SpiClient<'_>, candidate_id: &str, approver: 
 
     let pol = policy::for_tenant(client, &c.tenant_id);
     let ttl = Tier::parse(&r.tier).and_then(|t| pol.policy.ttl_of(t));
-    let coexist = r.status == "contradicts" && r.resolution.as_deref() == Some("coexist");
+    let coexist = resolution == Some("coexist");
     let promoted_by = approver.unwrap_or("auto");
     let p = plan(client, INSERT, &[TEXT, TEXT, TEXT, FLOAT8, TEXT, TEXT, INT8, BOOL, TEXT, TEXT, TEXT, TIMESTAMPTZ, OID], true);
     client
@@ -170,24 +241,34 @@ fn promote_if_current(client: &mut SpiClient<'_>, candidate_id: &str, approver: 
             ],
         )
         .unwrap_or_else(|e| error!("memory_fabric: cannot promote: {e}"));
-    events::emit(
-        client,
-        &c.tenant_id,
-        "memory.promoted",
-        &pm,
-        approver,
-        json!({"candidate_id": c.id, "review_id": r.id, "tier": r.tier, "promoted_by": promoted_by,
-               "supersedes": supersedes, "coexists_with": if coexist { r.contradicts_id.clone() } else { None }}),
-    );
+    let mut payload = json!({"candidate_id": c.id, "review_id": r.id, "tier": r.tier, "promoted_by": promoted_by,
+                             "supersedes": supersedes, "coexists_with": if coexist { r.contradicts_id.clone() } else { None }});
+    // the resolution a reviewer chose (approve()), in the audit chain with the event
+    if let Some(x) = chosen {
+        payload["resolution"] = json!(x);
+    }
+    events::emit(client, &c.tenant_id, "memory.promoted", &pm, approver, payload);
     Some(pm)
 }
 
 const DECIDE: &str = "INSERT INTO memory_fabric.decisions (id, tenant_id, candidate_id, review_id, action, decided_by, \
-     notes, new_candidate_id, decided_by_role) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, pg_catalog.pg_get_userbyid($9))";
+     notes, new_candidate_id, decided_by_role, resolution) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, pg_catalog.pg_get_userbyid($9), $10)";
 
-fn record_decision(client: &mut SpiClient<'_>, c: &Candidate, review_id: Option<&str>, action: &str, by: &str, notes: Option<&str>, new_candidate: Option<&str>) -> String {
+/// A decision. `resolution`: what an approval did with the candidate's contradiction.
+#[allow(clippy::too_many_arguments)]
+fn record_decision(
+    client: &mut SpiClient<'_>,
+    c: &Candidate,
+    review_id: Option<&str>,
+    action: &str,
+    by: &str,
+    notes: Option<&str>,
+    new_candidate: Option<&str>,
+    resolution: Option<&str>,
+) -> String {
     let id = new_id("dc");
-    let p = plan(client, DECIDE, &[TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, OID], true);
+    let p = plan(client, DECIDE, &[TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, OID, TEXT], true);
     client
         .update(
             &*p,
@@ -202,6 +283,7 @@ fn record_decision(client: &mut SpiClient<'_>, c: &Candidate, review_id: Option<
                 notes.into(),
                 new_candidate.into(),
                 crate::role::caller().into(),
+                resolution.into(),
             ],
         )
         .unwrap_or_else(|e| error!("memory_fabric: cannot record decision: {e}"));
@@ -229,14 +311,20 @@ fn require_second_pair_of_eyes(client: &SpiClient<'_>, c: &Candidate, approver: 
 }
 
 /// Records an approval (four eyes: not by the role or the actor that captured it) and promotes.
-pub fn approve(client: &mut SpiClient<'_>, candidate_id: &str, approver: &str, notes: Option<&str>) -> String {
+/// For a contradiction, the promotion does what `resolution` says (supersede: the memory it
+/// contradicts is retracted; coexist: both stand), else what its review said; one that no rule
+/// resolved (block) needs a resolution. The decision records what it did.
+pub fn approve(client: &mut SpiClient<'_>, candidate_id: &str, approver: &str, notes: Option<&str>, resolution: Option<&str>) -> String {
     crate::xact::lock(client, "candidate", &[Some(candidate_id)]);
     let c = crate::security::candidate_for_caller(client, candidate_id);
     rows::require_open(client, &c);
-    let r = promotable_review(client, &c);
+    let r = reviewed(client, &c);
+    let applied = resolution_for(&c, &r, resolution);
+    let chosen = resolution.and(applied.as_deref());
+    let r = promotable_review(client, &c, chosen);
     require_second_pair_of_eyes(client, &c, approver);
-    record_decision(client, &c, Some(&r.id), "approve", approver, notes, None);
-    promote(client, candidate_id, Some(approver), true)
+    record_decision(client, &c, Some(&r.id), "approve", approver, notes, None, applied.as_deref());
+    promote_as(client, candidate_id, Some(approver), true, chosen)
 }
 
 pub fn reject(client: &mut SpiClient<'_>, candidate_id: &str, approver: &str, reason: &str) -> String {
@@ -244,7 +332,7 @@ pub fn reject(client: &mut SpiClient<'_>, candidate_id: &str, approver: &str, re
     let c = crate::security::candidate_for_caller(client, candidate_id);
     rows::require_open(client, &c);
     let r = rows::effective_review(client, &c.id);
-    let id = record_decision(client, &c, r.as_ref().map(|r| r.id.as_str()), "reject", approver, Some(reason), None);
+    let id = record_decision(client, &c, r.as_ref().map(|r| r.id.as_str()), "reject", approver, Some(reason), None, None);
     events::emit(client, &c.tenant_id, "memory.rejected", &c.id, Some(approver), json!({"decision_id": id, "reason": reason}));
     id
 }
@@ -289,7 +377,7 @@ pub fn edit(
     };
     let new_id = capture(client, &input, None);
     let r = rows::effective_review(client, &c.id);
-    record_decision(client, &c, r.as_ref().map(|r| r.id.as_str()), "edit", editor, notes, Some(&new_id));
+    record_decision(client, &c, r.as_ref().map(|r| r.id.as_str()), "edit", editor, notes, Some(&new_id), None);
     review(client, &new_id, None)
 }
 

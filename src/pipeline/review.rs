@@ -857,7 +857,8 @@ pub fn review(client: &mut SpiClient<'_>, candidate_id: &str, force_human: Optio
         )
         .unwrap_or_else(|e| error!("memory_fabric: cannot record review: {e}"));
 
-    if v.status == Status::Contradicts {
+    // a contradiction the policy rejected (contradiction.on_block reject) is still one
+    if v.status == Status::Contradicts || (v.status == Status::Rejected && v.contradicts.is_some()) {
         events::emit(
             client,
             &c.tenant_id,

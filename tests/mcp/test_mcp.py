@@ -240,7 +240,7 @@ class Remember(unittest.TestCase):
                     stages[name] = st["stage"]
                     self.assertEqual(st["candidate_id"], out["candidate_id"])
                     self.assertEqual(st["status"], out["review"]["status"])
-                self.assertEqual(stages, {"promoted": "promoted", "duplicate": "duplicate", "contradiction": "contradiction_blocked",
+                self.assertEqual(stages, {"promoted": "promoted", "duplicate": "duplicate", "contradiction": "waiting_for_human",
                                           "queued": "waiting_for_human", "rejected": "rejected"})
                 st = await s.ok("review_status", {"candidate_id": p["candidate_id"]})
                 self.assertEqual(st["memory_id"], p["memory_id"])

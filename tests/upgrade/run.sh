@@ -70,6 +70,14 @@ for script in "$MF_ROOT"/tests/upgrade/released/memory_fabric--*.sql; do
                                                priority, embedding, embedding_model, content_hash, promoted_by)
     SELECT 'pm_up', c.id, 'rv_up', c.tenant_id, c.text, c.classification, c.source, 'semantic', 0.5, c.embedding,
            c.embedding_model, c.content_hash, 'auto' FROM memory_fabric.candidates c WHERE c.id = 'mc_up';
+    -- a contradiction review blocked before 0.21.0 (reviewer auto): nobody was asked
+    INSERT INTO memory_fabric.candidates (id, tenant_id, source, text, classification, embedding, embedding_model,
+                                          content_hash, policy_version)
+    VALUES ('mc_up_blk', 't_up', 'agent', 'Contradicting what was written before.', 'PUBLIC',
+            array_fill(0.05::real, ARRAY[384])::vector, 'memory_fabric/hash-384-v1', repeat('d', 64), 1);
+    INSERT INTO memory_fabric.reviews (id, tenant_id, candidate_id, status, contradicts_id, contradiction_resolution,
+                                       proposed_tier, priority_score, reviewer, policy_version)
+    VALUES ('rv_up_blk', 't_up', 'mc_up_blk', 'contradicts', 'pm_up', 'block', 'semantic', 0.5, 'auto', 1);
     -- a memory whose vector's squares underflow, as capture took it before 0.16.0
     INSERT INTO memory_fabric.candidates (id, tenant_id, source, text, classification, embedding, embedding_model,
                                           content_hash, policy_version)
@@ -185,6 +193,13 @@ for script in "$MF_ROOT"/tests/upgrade/released/memory_fabric--*.sql; do
       echo "ok - an erasure made at $v is finished by the upgrade: keyed digests, no text about the subject left"
     else echo "not ok - the erasure made at $v after the upgrade: $left rows with what it should have taken, digest $digest"; fail=1; fi
   fi
+  # 0.21.0: a contradiction blocked by an older review waits for a person: in the review queue, and
+  # waiting_for_human to review_status()
+  blk=$(q -At -d "$db" -c "SELECT (SELECT count(*) FROM memory_fabric.review_queue WHERE candidate_id = 'mc_up_blk')
+                                  || ' ' || (SELECT stage FROM memory_fabric.review_status('mc_up_blk'))")
+  if [ "$blk" = "1 waiting_for_human" ]; then
+    echo "ok - a contradiction blocked at $v waits for a person after the upgrade"
+  else echo "not ok - the contradiction blocked at $v after the upgrade: queued, stage: $blk"; fail=1; fi
   kept=$(q -At -d "$db" -c "SELECT count(*) FROM memory_fabric.recall('t_up', NULL, classification_allowed => ARRAY['PUBLIC'])")
   if [ "$kept" = 1 ]; then echo "ok - data written at $v is recalled after the upgrade"; else echo "not ok - data written at $v: recalled $kept rows"; fail=1; fi
   q -d postgres -c "DROP DATABASE $db"

@@ -77,6 +77,8 @@ class Record:
     text: str
     classification: str
     kw: dict[str, Any]
+    # when the source last stated it (mem0's updated_at, else created_at), in UTC; None: undated
+    stated_at: Optional[datetime] = None
 
 
 @dataclass
@@ -313,8 +315,32 @@ def parse_mem0(doc: Any, file_name: str, args: argparse.Namespace) -> Parsed:
         imported.update(_drop_none({k: v for k, v in m.items() if k not in MEM0_OWN}))
         out.records.append(Record(ref, text, args.classification, _drop_none({
             "user_id": user_id, "intent_id": args.intent, "evidence_refs": [ref],
-            "metadata": _metadata(metadata, imported), "actor": args.actor})))
+            "metadata": _metadata(metadata, imported), "actor": args.actor}),
+            stated_at=_instant(m.get("updated_at")) or _instant(m.get("created_at"))))
+    out.records = in_time_order(out.records)
     return out
+
+
+def _instant(v: Any) -> Optional[datetime]:
+    """An ISO 8601 date or timestamp as an aware UTC datetime (a naive one is taken as UTC); None
+    for anything else."""
+    if not isinstance(v, str) or not v.strip():
+        return None
+    try:
+        t = datetime.fromisoformat(v.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=timezone.utc)
+    return t.astimezone(timezone.utc)
+
+
+def in_time_order(records: list[Record]) -> list[Record]:
+    """The records in the order their source stated them, so that a later correction is captured
+    (and reviewed) after what it corrects, whatever the file's order: undated records first, in
+    file order, then the dated ones by date (ties in file order)."""
+    oldest = datetime.min.replace(tzinfo=timezone.utc)
+    return sorted(records, key=lambda r: (r.stated_at is not None, r.stated_at or oldest))
 
 
 def parse_jsonl(data: bytes, file_name: str, args: argparse.Namespace) -> Parsed:
@@ -618,10 +644,10 @@ class Importer:
             with self.mf.transaction():
                 for r, cid in captured[start:start + self.args.batch_size]:
                     s = self.mf.review_status(cid)
-                    self.report.stages[s.stage] += 1
+                    self.report.stages[s.outcome] += 1
                     if s.stage != "promoted":
                         self.report.not_promoted.append(_drop_none({
-                            "ref": r.ref, "candidate_id": cid, "stage": s.stage, "reason": s.reason,
+                            "ref": r.ref, "candidate_id": cid, "stage": s.outcome, "reason": s.reason,
                             "duplicate_of": s.duplicate_of, "contradicts": s.contradicts}))
 
     def run(self, records: list[Record]) -> None:

@@ -179,7 +179,8 @@ class PutOutcome:
     """What one put (or delete) did.
 
     ``stage``: ``promoted`` (the value is the key's memory now), ``unchanged`` (the key's memory
-    already holds this value: nothing captured), ``waiting_for_human``, ``contradiction_blocked``,
+    already holds this value: nothing captured), ``waiting_for_human``, ``contradiction_blocked`` (it
+    contradicts a memory and waits in the review queue for a person),
     ``duplicate``, ``rejected`` (captured and reviewed, not promoted: review_status()'s stages),
     ``retracted`` (a delete retracted the key's memory) or ``absent`` (a delete found no memory).
     ``applied`` is true for the first two and the last two."""
@@ -472,7 +473,7 @@ class MemoryFabricStore(BaseStore):
         if status.stage == "promotable":
             m = yield _call("promote", c.id, self.approver)
             return PutOutcome(ns, op.key, "promoted", c.id, m.id, previous, status)
-        return PutOutcome(ns, op.key, str(status.stage), c.id, None, previous, status)
+        return PutOutcome(ns, op.key, str(status.outcome), c.id, None, previous, status)
 
     def _delete(self, op: PutOp, scope: _Scope, fact: Optional[tuple[str, str]], retracted_by: str) -> _Plan:
         ns = tuple(op.namespace)

@@ -249,8 +249,9 @@ class RecalledMemory:
 @dataclass(frozen=True)
 class ReviewStatus:
     """review_status(): where a candidate stands. ``stage`` is one of unreviewed, promotable,
-    waiting_for_human, duplicate, contradiction_blocked, rejected, edited, promoted, retracted,
-    erased; the other columns are its effective review, its operator's decision and its memory."""
+    waiting_for_human (with status contradicts: a contradiction a person decides), duplicate,
+    rejected, edited, promoted, retracted, erased; the other columns are its effective review, its
+    operator's decision and its memory."""
 
     id: str | None
     stage: str | None
@@ -270,3 +271,12 @@ class ReviewStatus:
     retracted_at: datetime | None
     captured_at: datetime | None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def outcome(self) -> str | None:
+        """The stage as the package reports it: ``contradiction_blocked`` for a contradiction that
+        waits for a person (review_status() says ``waiting_for_human`` with status
+        ``contradicts``), else the stage."""
+        if self.stage == "waiting_for_human" and self.status == "contradicts":
+            return "contradiction_blocked"
+        return self.stage

@@ -473,3 +473,24 @@ class Progress(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TimeOrder(unittest.TestCase):
+    """A mem0 export is applied in the order its memories were stated (updated_at, else
+    created_at), not in the file's order: a correction listed before what it corrects is still
+    captured after it, so review sees it as the newer fact."""
+
+    def test_records_are_captured_in_the_order_they_were_stated(self) -> None:
+        args = importer.parser().parse_args(["x.json", "--tenant", "t", "--actor", "import:x.json"])
+        doc = [
+            {"id": "m-new", "memory": "Moved to Porto", "created_at": "2024-03-01T10:00:00Z"},
+            {"id": "m-old", "memory": "Lives in Lisbon", "created_at": "2023-01-05T09:00:00+01:00"},
+            {"id": "m-undated", "memory": "Likes green tea"},
+            {"id": "m-edited", "memory": "Works at Acme", "created_at": "2022-01-01T00:00:00Z",
+             "updated_at": "2024-06-01T00:00:00"},  # naive: UTC
+            {"id": "m-bad-date", "memory": "Speaks Portuguese", "created_at": "last spring"},
+            {"id": "m-tie", "memory": "Has a dog", "created_at": "2024-03-01T11:00:00+01:00"},  # = m-new
+        ]
+        parsed = importer.parse_mem0(doc, "x.json", args)
+        self.assertEqual([r.ref for r in parsed.records],
+                         ["mem0:m-undated", "mem0:m-bad-date", "mem0:m-old", "mem0:m-new", "mem0:m-tie", "mem0:m-edited"])

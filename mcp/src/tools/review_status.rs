@@ -11,7 +11,8 @@ pub const DESCRIPTION: &str = "\
 Where one of your captures stands now. Use it after `remember` answered queued_for_human or \
 contradiction, to learn whether a human approved, rejected or edited it since, or whether it was \
 promoted, retracted or erased later. Give the candidate_id that remember returned (mc_...). \
-Returns `stage`: unreviewed, promotable, waiting_for_human, duplicate, contradiction_blocked, \
+Returns `stage`: unreviewed, promotable, waiting_for_human (a person decides: also a \
+contradiction, with status contradicts, until a reviewer keeps one memory or both), duplicate, \
 rejected, edited (an operator rewrote it: new_candidate_id), promoted (memory_id, promoted_at), \
 retracted or erased; with the latest review (status, reviewer, reason, tier, duplicate_of, \
 contradicts, resolution, reviewed_at), the latest decision (decision, decided_at) and \
@@ -62,7 +63,7 @@ pub fn output_schema() -> Value {
     object(
         json!({
             "candidate_id": {"type": "string"},
-            "stage": {"type": "string", "description": "unreviewed, promotable, waiting_for_human, duplicate, contradiction_blocked, rejected, edited, promoted, retracted or erased"},
+            "stage": {"type": "string", "description": "unreviewed, promotable, waiting_for_human, duplicate, rejected, edited, promoted, retracted or erased"},
             "status": s(), "reviewer": s(), "reason": s(), "tier": s(), "duplicate_of": s(), "contradicts": s(),
             "resolution": s(), "reviewed_at": s(), "decision": s(), "decided_at": s(), "new_candidate_id": s(),
             "memory_id": s(), "promoted_at": s(), "retracted_at": s(), "captured_at": s()
