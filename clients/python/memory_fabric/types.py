@@ -98,6 +98,7 @@ class Decision:
     decided_by_role: str | None
     erased_at: datetime | None
     audit_salt: UUID | None  # 0.20.0: the salt of the audit chain's commitment to the notes (NULL once erased)
+    resolution: str | None = None  # 0.21.0: an approval's choice for a contradiction (supersede, coexist)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
