@@ -504,13 +504,18 @@ fn name_at(w: &[String], i: usize) -> Option<usize> {
             v += 1;
         }
         let Some(verb) = w.get(v) else { return None };
-        if NAME_VERBS.contains(&verb.as_str()) {
+        // a verb of the third person ("pays", "manages", "employs")
+        let third_person = verb.len() > 3 && verb.ends_with('s') && {
+            let base = lexicon::lemma(verb);
+            base != *verb && lexicon::parts_of_speech(&base).contains(&lexicon::Pos::Verb)
+        };
+        if NAME_VERBS.contains(&verb.as_str()) || third_person {
  // words that are all common nouns are no name ("time zone is …")
             if n > 1 && words.iter().all(|t| lexicon::is_lemma(t)) {
                 return None;
             }
             let common = n == 1 && lexicon::is_lemma(&words[0]);
-            if common && matches!(verb.as_str(), "is" | "has" | "'s" | "was" | "does" | "can" | "would" | "no" | "never" | "now") {
+            if common && matches!(verb.as_str(), "is" | "has" | "was" | "does" | "can" | "would" | "no" | "never" | "now") {
                 return None;
             }
             return Some(p);
@@ -676,9 +681,20 @@ fn keyed(w: &[String]) -> Option<(String, Option<String>, bool, bool, bool)> {
                 return Some(("job".into(), Some(v), true, true, false));
             }
         }
-        if t == "new" && matches!(next(k), Some("job" | "position")) && w.get(k + 2).is_some_and(|x| matches!(x.as_str(), "at" | "with")) {
-            if let Some(v) = value_at(w, k + 3) {
-                return Some(("employer".into(), Some(v), true, true, false));
+        // "has a new job at Acme Corp"
+        let new_at = if t == "new" { Some(k) } else if matches!(t, "a" | "an") && next(k) == Some("new") { Some(k + 1) } else { None };
+        if let Some(n) = new_at {
+            if w.get(n + 1).is_some_and(|x| matches!(x.as_str(), "job" | "position")) && w.get(n + 2).is_some_and(|x| matches!(x.as_str(), "at" | "with")) {
+                if let Some(v) = value_at(w, n + 3) {
+                    return Some(("employer".into(), Some(v), true, true, false));
+                }
+            }
+        }
+        // "preferred contact channel is SMS", "preferred channel is email"
+        if t == "preferred" {
+            let is_at = if next(k) == Some("channel") { Some(k + 2) } else if next(k) == Some("contact") && w.get(k + 2).is_some_and(|x| matches!(x.as_str(), "channel" | "method")) { Some(k + 3) } else { None };
+            if let Some(c) = is_at.filter(|&i| w.get(i).is_some_and(|x| x == "is")).and_then(|i| w.get(i + 1 + usize::from(w.get(i + 1).is_some_and(|x| x == "now")))).and_then(|x| channel(x)) {
+                return Some(("contact_channel".into(), Some(c.to_owned()), !negated(k), now, used_to));
             }
         }
         if t == "joined" && w[..k].iter().any(|x| x == "left") {
@@ -790,6 +806,9 @@ fn keyed(w: &[String]) -> Option<(String, Option<String>, bool, bool, bool)> {
             ("prefers" | "wants" | "likes" | "asks" | "asked" | "prefer" | "want" | "like", Some("to")) if at(w, k + 2, &["be", "called"]) => Some(k + 4),
             ("goes" | "go", Some("by")) => Some(k + 2),
             ("name", Some("is")) => Some(if w.get(k + 2).is_some_and(|x| x == "now") { k + 3 } else { k + 2 }),
+            ("preferred", Some("name")) if w.get(k + 2).is_some_and(|x| x == "is") => {
+                Some(if w.get(k + 3).is_some_and(|x| x == "now") { k + 4 } else { k + 3 })
+            }
             _ => None,
         };
         if let Some(v) = called.and_then(|i| value_at(w, i)) {
@@ -945,6 +964,34 @@ pub fn extends(a: &str, b: &str) -> bool {
     };
     let (x, y) = (words(a), words(b));
     y.is_subset(&x) && x.len() >= y.len() + 2
+}
+
+/// Whether two texts name the same things: the same proper names (words capitalised inside a
+/// sentence), numbers and identifiers. One claim in other words names what the other names
+/// ("Gil Silva resides in Lyon" / "Gil Silva's home is in Lyon"); "invoices by post to Leeds" and
+/// "… to Porto" do not.
+pub fn same_names(a: &str, b: &str) -> bool {
+    fn names(t: &str) -> std::collections::BTreeSet<String> {
+        let mut out = std::collections::BTreeSet::new();
+        let mut first = true;
+        for raw in t.split(|c: char| c.is_whitespace()) {
+            let w: String = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '_').to_owned();
+            let w = w.strip_suffix("'s").or_else(|| w.strip_suffix("’s")).unwrap_or(&w).to_owned();
+            if !w.is_empty() {
+                let digit = w.chars().any(|c| c.is_ascii_digit());
+                let proper = !first && w.chars().next().is_some_and(char::is_uppercase);
+                if digit || proper {
+                    out.insert(w.to_lowercase());
+                }
+                first = false;
+            }
+            if raw.ends_with(['.', '!', '?', ':', ';']) {
+                first = true;
+            }
+        }
+        out
+    }
+    names(a) == names(b)
 }
 
 /// "no longer prefers …", "does not want … anymore": the value does not hold.
@@ -1279,6 +1326,18 @@ pub fn relate(a: &Analysis, b: &Analysis) -> Relation {
         }
         return Relation::Values;
     }
+    // generic statements of two named subjects are about two things ("Samir is allergic to pollen"
+    // / "Karl is allergic to pollen"), unless each names the other ("Acme pays Globex" / "Globex
+    // pays Acme")
+    if let (Some(sx), Some(sy)) = (&x.subject, &y.subject) {
+        let names_in = |s: &str, c: &Claim| {
+            let s = s.strip_prefix("name:").unwrap_or(s);
+            s.split(' ').all(|t| c.words.iter().any(|w| w == t))
+        };
+        if sx != sy && !sx.starts_with("speaker:") && !sy.starts_with("speaker:") && !(names_in(sx, y) && names_in(sy, x)) {
+            return Relation::Compatible("subject");
+        }
+    }
     // a keyed state beside a generic statement of the same subject meets it only to deny it
     // ("goes by Kate" / "has three kids")
     if (x.kind == Kind::State) != (y.kind == Kind::State) && x.subject.is_some() && x.subject == y.subject {
@@ -1430,6 +1489,13 @@ mod tests {
         assert_eq!(state("Diogo Horvat left Blue Harbor Bank for Acme Corp.").2, s("acme corp"));
         assert_eq!(state("Walter Santos has a Basic plan subscription.").2, s("basic"));
         assert_eq!(state("Subscribes to the Basic plan").2, s("basic"));
+        assert_eq!(state("Karl Horvat's preferred name is Meg.").2, s("meg"));
+        assert_eq!(state("Ana's preferred contact channel is phone.").1, s("contact_channel"));
+        assert_eq!(state("Samir Bianchi has a new job at Acme Corp.").2, s("acme corp"));
+        // generic statements of two named subjects are about two things, unless each names the other
+        assert!(matches!(rel("Samir Moreau is allergic to pollen.", "Karl Santos is allergic to pollen."), Relation::Compatible(_)));
+        assert!(!matches!(rel("Acme pays Globex every month.", "Globex pays Acme every month."), Relation::Compatible(_)));
+        assert!(matches!(rel("Globex pays Vandelay Industries every month.", "Vandelay Industries pays Contoso every month."), Relation::Compatible(_)));
         // common words are no name, and a bronze member has no trade
         assert_eq!(kinds("Time zone is America/Chicago"), vec![Kind::State]);
         assert!(analyze("cus_303 is a bronze member of the loyalty programme.").claims.iter().all(|c| c.kind != Kind::State));
@@ -1458,5 +1524,8 @@ mod tests {
         assert!(extends("Customer cus_77 wants paper invoices sent to the Lisbon office.", "Customer cus_77 wants paper invoices."));
         assert!(!extends("cus_1 would like order updates by email.", "Customer cus_1 prefers email for all order updates."));
         assert!(!extends("Customer cus_77 wants paper invoices.", "Customer cus_77 wants paper invoices sent to the Lisbon office."));
+        assert!(same_names("Gil Silva resides in Lyon.", "Gil Silva's home is in Lyon."));
+        assert!(same_names("Prefers SMS for order updates", "Would like order updates by SMS"));
+        assert!(!same_names("Ana Nieminen wants invoices sent by post to Leeds.", "Ana Nieminen wants invoices sent by post to Porto."));
     }
 }

@@ -271,9 +271,9 @@ fn repeats(s: &Subject<'_>, me: &Comparisons, n: &Neighbor, t: Thresholds, learn
         && same_fact(s, n) != Some(false)
         && n.judge != Some(true)
         && matches!(me.relation(n), Relation::Same { .. })
-        // and nothing else said differs ("invoices by post to Leeds" / "… to Porto"), nor does one
-        // say more ("… sent to the Lisbon office")
-        && me.with(n).difference.is_none()
+        // and both name the same things ("invoices by post to Leeds" / "… to Porto" do not), and
+        // neither says more ("… sent to the Lisbon office")
+        && claim::same_names(s.text, &n.text)
         && !claim::extends(s.text, &n.text)
         && !claim::extends(&n.text, s.text)
     {
