@@ -22,6 +22,7 @@
 #               (tests/fleet/run.sh); then the same over pg_auto_failover groups, a primary
 #               killed while clients write through the router (tests/fleet/run_ha.sh)
 #      docs     every SQL block of README.md runs and prints what the README shows (tests/docs)
+#      review_quality  review on realistic traffic against its targets (bench/review_quality.sh)
 #   7. bench    a seconds-long smoke of the benchmark (bench/run.sh --smoke)
 # Exits non-zero if any layer fails; ends with a "N passed, N failed" line.
 # Name layers to run only those: bash scripts/test.sh regress
@@ -211,6 +212,16 @@ if want bench; then
   rc=0; layer bench "$logs/bench.log" bash "$MF_ROOT/bench/run.sh" --smoke || rc=$?
   f=$(grep -c 'failed (rc=' "$logs/bench.log" || true)
   if [ $rc != 0 ] || [ "$f" -gt 0 ]; then failed_layers+=(bench); total_fail=$((total_fail + 1)); else total_pass=$((total_pass + 1)); fi
+fi
+
+# review on realistic traffic (bench/review_quality): the newcomer's cases of issue 40, events,
+# values among several, state changes and a mem0 import, each figure against its target; the
+# paraphrase sets, whose merge target review does not meet yet, are measured by the full run
+if want review_quality; then
+  cluster_ready
+  rc=0; layer review_quality "$logs/review_quality.log" bash "$MF_ROOT/bench/review_quality.sh" --smoke \
+    --only regression,events,multi,states,mem0 --check || rc=$?
+  if [ $rc != 0 ]; then failed_layers+=(review_quality); total_fail=$((total_fail + 1)); else total_pass=$((total_pass + 1)); fi
 fi
 
 # the system's installation: the run wrote nothing there
