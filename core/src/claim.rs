@@ -509,7 +509,7 @@ fn name_at(w: &[String], i: usize) -> Option<usize> {
             let base = lexicon::lemma(verb);
             base != *verb && lexicon::parts_of_speech(&base).contains(&lexicon::Pos::Verb)
         };
-        if NAME_VERBS.contains(&verb.as_str()) || third_person {
+        if NAME_VERBS.contains(&verb.as_str()) || third_person || past_tense(verb) {
  // words that are all common nouns are no name ("time zone is …")
             if n > 1 && words.iter().all(|t| lexicon::is_lemma(t)) {
                 return None;
@@ -592,7 +592,8 @@ fn keyed(w: &[String]) -> Option<(String, Option<String>, bool, bool, bool)> {
             _ => None,
         };
         if let Some((from, change, past)) = residence {
-            if let Some(v) = value_at(w, from) {
+            // "moved from the Basic plan to the Team plan" is a plan's move
+            if let Some(v) = value_at(w, from).filter(|v| !v.ends_with(" plan") && !v.ends_with(" tier")) {
                 return Some(("residence".into(), Some(v), !negated(k) && !no_longer, change || no_longer || now, past || used_to));
             }
         }
@@ -652,7 +653,7 @@ fn keyed(w: &[String]) -> Option<(String, Option<String>, bool, bool, bool)> {
                 return Some(("diet".into(), Some(d.to_owned()), true, true, false));
             }
         }
-        if matches!(t, "follows" | "follow" | "following" | "keeps" | "eats" | "on") {
+        if matches!(t, "follows" | "follow" | "following" | "keeps" | "keep" | "eats" | "eat" | "on") {
             let at_diet = (k + 1..(k + 4).min(w.len())).find(|&i| w[i] == "diet");
             if let Some(d) = at_diet.and_then(|i| (k + 1..i).find_map(diet_word)) {
                 return Some(("diet".into(), Some(d.to_owned()), !negated(k) && !no_longer, no_longer || now, used_to));
@@ -682,7 +683,7 @@ fn keyed(w: &[String]) -> Option<(String, Option<String>, bool, bool, bool)> {
             }
         }
         // "has a new job at Acme Corp"
-        let new_at = if t == "new" { Some(k) } else if matches!(t, "a" | "an") && next(k) == Some("new") { Some(k + 1) } else { None };
+        let new_at = (k..(k + 3).min(w.len())).find(|&i| w[i] == "new");
         if let Some(n) = new_at {
             if w.get(n + 1).is_some_and(|x| matches!(x.as_str(), "job" | "position")) && w.get(n + 2).is_some_and(|x| matches!(x.as_str(), "at" | "with")) {
                 if let Some(v) = value_at(w, n + 3) {
@@ -697,9 +698,14 @@ fn keyed(w: &[String]) -> Option<(String, Option<String>, bool, bool, bool)> {
                 return Some(("contact_channel".into(), Some(c.to_owned()), !negated(k), now, used_to));
             }
         }
-        if t == "joined" && w[..k].iter().any(|x| x == "left") {
+        // "left Fabrikam and joined Litware", "joined Wayne Foods in March 2024": a company (a name
+        // WordNet does not hold, or after leaving another)
+        if t == "joined" {
             if let Some(v) = value_at(w, k + 1) {
-                return Some(("employer".into(), Some(v), true, true, false));
+                let named = v.split_whitespace().any(|x| !lexicon::is_lemma(x));
+                if named || w.iter().any(|x| x == "left" || x == "leaving") {
+                    return Some(("employer".into(), Some(v), true, true, false));
+                }
             }
         }
         // relationship status
@@ -729,10 +735,16 @@ fn keyed(w: &[String]) -> Option<(String, Option<String>, bool, bool, bool)> {
         }
         // "switched from a keto diet to a vegetarian diet", "switched their contact channel to SMS",
         // "changed their time zone to Asia/Tokyo", "changed my shipping address to …"
-        if matches!(t, "switched" | "changed" | "switching" | "changing" | "moved") {
+        if matches!(t, "switched" | "changed" | "switching" | "changing" | "moved" | "updated" | "updating") {
             if let Some(p) = find(&w[k..], &["to"]) {
                 let to = k + p + 1;
                 let about = &w[k..to];
+                // "moved from the Basic plan to the Team plan"
+                if let Some(pl) = (to..(to + 4).min(w.len())).find(|&i| matches!(w[i].as_str(), "plan" | "tier")) {
+                    if let Some(v) = (to..pl).rev().map(|i| w[i].as_str()).find(|x| !ARTICLES.contains(x)) {
+                        return Some(("plan".into(), Some(v.to_owned()), true, true, false));
+                    }
+                }
                 if let Some(d) = w.get(to..(to + 3).min(w.len())).and_then(|v| v.iter().find_map(|x| DIETS.iter().find(|(s, _)| s == x))) {
                     return Some(("diet".into(), Some(d.1.to_owned()), true, true, false));
                 }
@@ -742,7 +754,7 @@ fn keyed(w: &[String]) -> Option<(String, Option<String>, bool, bool, bool)> {
                     }
                 }
                 if about.iter().any(|x| x == "address") {
-                    if let Some(v) = value_at(w, to) {
+                    if let Some(v) = address_at(w, to) {
                         let attr = if about.iter().any(|x| x == "billing") { "address:billing" } else { "address" };
                         return Some((attr.into(), Some(v), true, true, false));
                     }
@@ -751,7 +763,7 @@ fn keyed(w: &[String]) -> Option<(String, Option<String>, bool, bool, bool)> {
                     // "switched to email for order updates"
                     if let Some(topic) = w.get(to + 1).filter(|x| *x == "for").and_then(|_| phrase(w, to + 2)) {
                         let topic = topic_key(&topic);
-                        if !topic.is_empty() {
+                        if !topic.is_empty() && !GENERAL_TOPICS.contains(&topic.as_str()) {
                             return Some((format!("contact_channel:{topic}"), Some(c.to_owned()), true, true, false));
                         }
                     }
@@ -825,6 +837,40 @@ fn keyed(w: &[String]) -> Option<(String, Option<String>, bool, bool, bool)> {
             }
         }
         // address, time zone
+        // "shipping address changed from … to …", "new shipping address is …"
+        let kinds = |x: &str| matches!(x, "shipping" | "home" | "postal" | "delivery" | "billing");
+        let at_addr = if t == "address" { Some(k) } else if kinds(t) && next(k) == Some("address") { Some(k + 1) } else if t == "new" && next(k).is_some_and(kinds) && w.get(k + 2).is_some_and(|x| x == "address") { Some(k + 2) } else { None };
+        if let Some(a) = at_addr {
+            let attr = if w[k..a].iter().any(|x| x == "billing") { "address:billing" } else { "address" };
+            if w.get(a + 1).is_some_and(|x| matches!(x.as_str(), "changed" | "moved" | "updated")) {
+                if let Some(p) = find(&w[a..], &["to"]) {
+                    if let Some(v) = address_at(w, a + p + 1) {
+                        return Some((attr.into(), Some(v), true, true, false));
+                    }
+                }
+            }
+            if t == "new" && w.get(a + 1).is_some_and(|x| x == "is") {
+                if let Some(v) = address_at(w, a + 2) {
+                    return Some((attr.into(), Some(v), true, true, false));
+                }
+            }
+        }
+        let parcels = w[k..].iter().take(3).any(|x| x == "parcels" || x == "packages");
+        if parcels && (matches!(t, "has" | "have" | "gets" | "get") || (k > 0 && matches!(w[k - 1].as_str(), "has" | "have" | "gets" | "get" | "'ve"))) {
+            if let Some(p) = find_seq(&w[k..], &["shipped", "to"]).or_else(|| find_seq(&w[k..], &["sent", "to"])).or_else(|| find_seq(&w[k..], &["delivered", "to"])) {
+                if let Some(v) = address_at(w, k + p + 2) {
+                    return Some(("address".into(), Some(v), !negated(k), now, used_to));
+                }
+            }
+        }
+        // "the best way to reach cus_311 is by email", "contact cus_303 by SMS"
+        let best = (t == "best" || (t == "the" && next(k) == Some("best"))) && find_seq(&w[k..], &["way", "to", "reach"]).is_some();
+        if best || (matches!(t, "contact" | "reach") && k == 0) {
+            if let Some(b) = (k + 1..(k + 9).min(w.len())).find(|&i| matches!(w[i].as_str(), "by" | "via") && w.get(i + 1).is_some_and(|x| channel(x).is_some())) {
+                let c = channel(&w[b + 1]).unwrap_or_default();
+                return Some(("contact_channel".into(), Some(c.to_owned()), !negated(b), now || find_seq(w, &["from", "now", "on"]).is_some(), used_to));
+            }
+        }
         let address = match (t, next(k)) {
             ("address", Some("is")) => Some((k + 2, "address")),
             ("shipping" | "home" | "postal" | "delivery", Some("address")) if w.get(k + 2).is_some_and(|x| x == "is") => Some((k + 3, "address")),
@@ -933,12 +979,15 @@ fn contact(w: &[String], k: usize, change: bool, past: bool, negated: &dyn Fn(us
         .or_else(|| w.get(j + 1).filter(|n| TOPIC_NOUNS.contains(&n.as_str())).cloned())
         .map(|t| topic_key(&t));
     let attr = match topic {
-        Some(t) if !t.is_empty() => format!("contact_channel:{t}"),
+        Some(t) if !t.is_empty() && !GENERAL_TOPICS.contains(&t.as_str()) => format!("contact_channel:{t}"),
         _ => "contact_channel".into(),
     };
     let change = change || w[k] == "switched";
     Some((attr, Some(c.to_owned()), !negated(j) && !negated(k) && !change_denies(w), change, past))
 }
+
+/// Topics that are no topic: what all contact is for.
+const GENERAL_TOPICS: &[&str] = &["contact", "all contact", "communication", "all communication", "everything", "all", "contacting"];
 
 /// What a contact channel may be for, named right after it ("email invoices", "SMS reminders").
 const TOPIC_NOUNS: &[&str] = &[
@@ -1191,10 +1240,18 @@ fn agreement(attribute: &str, a: &str, b: &str, wa: &[String], wb: &[String]) ->
     if attribute == "plan" && (NOT_A_PLAN.contains(&a) || NOT_A_PLAN.contains(&b)) {
         return Agreement::Compatible;
     }
+    // one diet is not another ("vegan" / "vegetarian": a change of diet)
+    if attribute == "diet" {
+        return Agreement::Other;
+    }
     // one named in the other's sentence: a place within a place ("Lisbon, Portugal"), a name with
     // a title; not where a sentence says what it changed from
     let named_in = |v: &str, w: &[String]| {
-        !w.iter().any(|t| t == "from") && v.split_whitespace().all(|x| w.iter().any(|t| t == x))
+        let left_behind = |i: usize| {
+            (i.saturating_sub(2)..i).any(|k| matches!(w[k].as_str(), "not" | "left" | "from" | "of" | "leaving" | "longer"))
+        };
+        !w.iter().any(|t| t == "from")
+            && v.split_whitespace().all(|x| w.iter().enumerate().any(|(i, t)| t == x && !left_behind(i)))
     };
     if matches!(attribute, "residence" | "address" | "name") && (named_in(a, wb) || named_in(b, wa)) {
         return Agreement::Compatible;
@@ -1496,6 +1553,19 @@ mod tests {
         assert!(matches!(rel("Samir Moreau is allergic to pollen.", "Karl Santos is allergic to pollen."), Relation::Compatible(_)));
         assert!(!matches!(rel("Acme pays Globex every month.", "Globex pays Acme every month."), Relation::Compatible(_)));
         assert!(matches!(rel("Globex pays Vandelay Industries every month.", "Vandelay Industries pays Contoso every month."), Relation::Compatible(_)));
+        // addresses however a change is told, contact by imperative, one diet for another
+        assert_eq!(state("cus_311's shipping address changed from 86 Harbour Road, Porto to 114 Calle Mayor, Athens.").2,
+                   s("114 calle mayor athens"));
+        assert_eq!(state("Wanda Weber updated their shipping address to 95 Via Roma, Milan.").2, s("95 via roma milan"));
+        assert_eq!(state("cus_311 has their parcels shipped to 96 Harbour Road, Prague.").1, s("address"));
+        assert_eq!(state("The best way to reach cus_311 is by email.").2, s("email"));
+        assert_eq!(state("From now on, contact cus_303 by SMS, not phone.").2, s("sms"));
+        assert_eq!(state("Nadia moved from the Basic plan to the Team plan.").1, s("plan"));
+        assert_eq!(state("cus_330 left Fabrikam and joined Litware.").2, s("litware"));
+        assert!(matches!(rel("Carlos is vegetarian now.", "Carlos eats a vegan diet."), Relation::Conflict { .. }));
+        // a value the text says it left is not one it names
+        assert!(matches!(rel("Nuno Silva left Valencia and now lives in Rotterdam.", "Nuno Silva lives in Valencia."), Relation::Conflict { .. }));
+        assert!(matches!(rel("My preferred name is now Katherine, not Kathy.", "I now go by Kathy."), Relation::Conflict { .. }));
         // common words are no name, and a bronze member has no trade
         assert_eq!(kinds("Time zone is America/Chicago"), vec![Kind::State]);
         assert!(analyze("cus_303 is a bronze member of the loyalty programme.").claims.iter().all(|c| c.kind != Kind::State));
