@@ -208,7 +208,7 @@ def main() -> None:
                     "ARRAY['PUBLIC','INTERNAL'], NULL, NULL, NULL, NULL)")
     check(e is not None and e.sqlstate == "42501" and "no access" in e.diag.message_primary,
           f"the shard wrapper with a forged pin, no grant: {describe(e)}")
-    e = on_shard_as(0, "fl_agent", "SELECT * FROM memory_fabric_shard.approve('acme', %s, 'op:x', NULL)", cid)
+    e = on_shard_as(0, "fl_agent", "SELECT * FROM memory_fabric_shard.approve('acme', %s, 'op:x', NULL, NULL)", cid)
     check(e is not None and e.sqlstate == "42501" and "permission denied" in e.diag.message_primary,
           f"the shard wrapper of a function the role may not execute: {describe(e)}")
     e = on_shard_as(0, "fl_rev1", "SELECT * FROM memory_fabric_shard.read_candidates('globex')")
