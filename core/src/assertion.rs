@@ -185,6 +185,17 @@ pub struct Comparison {
     /// Each names an identifier the other does not: they are about different subjects, and
     /// neither differs from nor repeats the other.
     pub other_subjects: bool,
+    /// Either side states a number, date, time or amount.
+    pub quantities: bool,
+    /// At some place each side has content words the other lacks (no synonym, no more general
+    /// word): besides any finding, the two speak of different things there.
+    pub other_words: bool,
+    /// Both state the same numbers, dates and amounts and name the same identifiers, and no two
+    /// things swap roles.
+    pub same_values: bool,
+    /// A word both say stands elsewhere in one of them ("Nine episodes ordered were broadcast" /
+    /// "Nine broadcast episodes were ordered").
+    pub reordered: bool,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -822,7 +833,7 @@ pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
     // Different identifiers on both sides: about different subjects.
     let ids_equal = a.ids == b.ids;
     if !a.ids.is_empty() && !b.ids.is_empty() && a.ids.iter().any(|x| !b.ids.contains(x)) && b.ids.iter().any(|x| !a.ids.contains(x)) {
-        return Comparison { difference: None, equivalent: false, other_subjects: true };
+        return Comparison { difference: None, equivalent: false, other_subjects: true, quantities: !a.numbers.is_empty() || !b.numbers.is_empty(), other_words: false, same_values: false, reordered: false };
     }
     let numbers_equal = same_numbers(&a.numbers, &b.numbers);
     let pairs = align(&a.words, &b.words);
@@ -840,6 +851,7 @@ pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
 
     // the gaps between aligned words
     let mut leftover = false;
+    let mut other_words = false;
     let mut reordered = false;
     let mut swaps: Vec<(Vec<&Word>, Vec<&Word>)> = Vec::new();
     let (mut pi, mut pj) = (0usize, 0usize);
@@ -934,13 +946,16 @@ pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
         }
         // another value at the same place, in a statement that is otherwise the same: at least
         // as many words in common as swapped (or kinds of one thing, like "a man" / "a woman")
+        if !rest_a.is_empty() && !rest_b.is_empty() {
+            other_words = true;
+        }
         let swapped = rest_a.len().max(rest_b.len());
         if !rest_a.is_empty() && !rest_b.is_empty() && swapped <= MAX_SWAP && (sister || pairs.len() >= swapped) {
             note(Difference::Value);
         }
     }
     let equivalent = difference.is_none() && !leftover && !reordered && numbers_equal && ids_equal && !role_swap;
-    Comparison { difference, equivalent, other_subjects: false }
+    Comparison { difference, equivalent, other_subjects: false, quantities: !a.numbers.is_empty() || !b.numbers.is_empty(), other_words, same_values: numbers_equal && ids_equal && !role_swap, reordered }
 }
 
 /// How `a` and `b` differ in what they assert, if they do.

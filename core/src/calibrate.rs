@@ -69,7 +69,7 @@ pub fn verdict_with(p: &Pair, t: Thresholds, policy: &Policy, learned: Option<Ju
 
 /// Review of candidate `a` (an agent's, INTERNAL) against memory `b`, the only live memory of
 /// its scope, at thresholds `t`.
-fn review_pair(p: &Pair, t: Thresholds, policy: &Policy, learned: Option<JudgeThresholds>) -> Verdict {
+pub fn review_pair(p: &Pair, t: Thresholds, policy: &Policy, learned: Option<JudgeThresholds>) -> Verdict {
     let hash_a = content_hash(&p.a);
     let s = Subject { source: "agent", classification: "INTERNAL", captured_at: 2.0, text: &p.a, content_hash: &hash_a, ..Default::default() };
     let n = Neighbor {

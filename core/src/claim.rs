@@ -281,6 +281,17 @@ const ONCE: &[&str] = &[
     "terminate", "issue", "sign", "register", "die", "marry", "graduate", "launch",
 ];
 
+/// Actions that follow one another in a thing's life: opposite words, never a contradiction.
+const LIFECYCLE: &[(&str, &str)] = &[
+    ("open", "close"), ("open", "shut"), ("reopen", "close"), ("leave", "arrive"), ("depart", "arrive"), ("start", "end"),
+    ("start", "finish"), ("start", "stop"), ("begin", "end"), ("begin", "finish"), ("activate", "deactivate"), ("enable", "disable"),
+    ("lock", "unlock"), ("pause", "resume"), ("suspend", "resume"), ("suspend", "reinstate"), ("send", "receive"),
+    ("ship", "receive"), ("ship", "return"), ("deliver", "return"), ("borrow", "return"), ("check", "resolve"),
+];
+
+/// Actions that happen to a customer or a person once.
+const ONCE_IN_A_LIFE: &[&str] = &["join", "bear", "found", "die", "become", "register", "graduate"];
+
 /// The action an event names: its first past tense, as a lemma ("shipped" → "ship").
 fn action(c: &Claim) -> Option<String> {
     c.words.iter().find(|w| past_tense(w) && !matches!(w.as_str(), "was" | "were" | "had" | "did" | "been")).map(|w| lexicon::lemma(w))
@@ -1002,6 +1013,11 @@ pub fn extends(a: &str, b: &str) -> bool {
     const FUNCTION: &[&str] = &[
         "the", "a", "an", "and", "or", "of", "to", "for", "in", "on", "at", "by", "via", "with", "is", "are", "was", "be", "all",
         "any", "their", "his", "her", "its", "our", "my", "customer", "client", "user",
+        // the words that say which attribute, not what value ("is vegan" / "follows a vegan
+        // diet", "is a nurse" / "works as a nurse", "on the Team plan" / "has a Team plan
+        // subscription")
+        "follow", "diet", "work", "employ", "subscription", "plan", "live", "reside", "home", "have", "own", "prefer",
+        "like", "want", "would", "rather", "get", "receive", "can", "currently", "now",
     ];
     let words = |t: &str| -> std::collections::BTreeSet<String> {
         sentences(t)
@@ -1259,7 +1275,17 @@ fn agreement(attribute: &str, a: &str, b: &str, wa: &[String], wb: &[String]) ->
     // the head words (the last ones) as WordNet relates them
     let (ha, hb) = (a.split_whitespace().last().unwrap_or(a), b.split_whitespace().last().unwrap_or(b));
     match lexicon::relation(ha, hb) {
-        lexicon::Relation::Same | lexicon::Relation::Synonym => Agreement::Same,
+        lexicon::Relation::Same | lexicon::Relation::Synonym => {
+            // one trade, two kinds of it ("sales manager" / "project manager")
+            let modifiers = |v: &str| v.split_whitespace().rev().skip(1).map(str::to_owned).collect::<Vec<_>>();
+            let (ma, mb) = (modifiers(a), modifiers(b));
+            let kin = |x: &String| mb.iter().any(|y| matches!(lexicon::relation(x, y), lexicon::Relation::Same | lexicon::Relation::Synonym));
+            if attribute == "job" && !ma.is_empty() && !mb.is_empty() && !ma.iter().all(kin) {
+                Agreement::Other
+            } else {
+                Agreement::Same
+            }
+        }
         lexicon::Relation::Hypernym | lexicon::Relation::Hyponym => Agreement::Compatible,
         _ => {
             // "medical doctor" / "physician": any word of one a synonym of the other's head
@@ -1363,6 +1389,13 @@ pub fn relate(a: &Analysis, b: &Analysis) -> Relation {
         if other_of_a_kind || (!x.instances.is_empty() && !y.instances.is_empty() && !shared && !swapped) {
             return Relation::Compatible("event");
         }
+        // one step of a thing's life after another ("opened ticket T-5095" / "closed ticket
+        // T-5095", "left the warehouse" / "arrived damaged")
+        if let (Some(p), Some(q)) = (action(x), action(y)) {
+            if LIFECYCLE.iter().any(|(u, v)| (p == *u && q == *v) || (p == *v && q == *u)) {
+                return Relation::Compatible("lifecycle");
+            }
+        }
         // A customer acts many times; an order, a parcel, an invoice is one thing.
         let one_subject = x.instances.is_empty()
             && y.instances.is_empty()
@@ -1375,7 +1408,12 @@ pub fn relate(a: &Analysis, b: &Analysis) -> Relation {
             (Some(p), Some(q)) => p == q && ONCE.contains(&p.as_str()),
             _ => true,
         };
-        return Relation::Events { same_instance: (shared || swapped || one_subject) && same_action };
+        // and what a customer or a person does once in a life ("joined on 2025-07-04" / "joined
+        // in August 2025")
+        let once_in_a_life = x.subject.is_some()
+            && x.subject == y.subject
+            && matches!((action(x), action(y)), (Some(p), Some(q)) if p == q && ONCE_IN_A_LIFE.contains(&p.as_str()));
+        return Relation::Events { same_instance: ((shared || swapped || one_subject) && same_action) || once_in_a_life };
     }
     if has(Kind::Multi) {
         if spoken || !same_subject(&x.subject, &y.subject) {
@@ -1445,6 +1483,19 @@ mod tests {
     }
 
     #[test]
+    fn one_step_of_a_things_life_after_another() {
+        for (a, b) in [
+            ("Support closed ticket T-5095.", "Customer cus_106 opened ticket T-5095 about a missing item."),
+            ("Ticket T-5171 was closed on May 21, 2024.", "Ticket T-5171 was opened about a missing item."),
+            ("Parcel P-73134 of order 1815 arrived damaged.", "Order 1815 left the warehouse on 12 February 2024."),
+        ] {
+            assert_eq!(rel(a, b), Relation::Compatible("lifecycle"), "{a} / {b}");
+        }
+        // two outcomes of one step are not two steps
+        assert!(matches!(rel("The refund request for ord_9090 was approved.", "The refund request for ord_9090 was declined."), Relation::Events { .. }));
+    }
+
+    #[test]
     fn multi_valued_and_unrelated_facts_coexist() {
         for (a, b) in [
             ("cus_1 likes green tea.", "cus_1 likes espresso."),
@@ -1473,6 +1524,9 @@ mod tests {
         assert_eq!(rel("cus_1 lives in Porto.", "cus_1 lives in Lisbon."), Relation::Conflict { attribute: "residence".into(), change: false });
         assert_eq!(rel("cus_1 prefers phone calls.", "cus_1 prefers email."),
                    Relation::Conflict { attribute: "contact_channel".into(), change: false });
+        // two kinds of one trade are two jobs
+        assert_eq!(rel("Samir Ortega is a sales manager.", "Samir Ortega is a project manager."),
+                   Relation::Conflict { attribute: "job".into(), change: false });
     }
 
     #[test]

@@ -111,6 +111,16 @@ fn semantic_model_never_merges_what_differs() {
 /// 2025-07-04" / "joined in August 2025", "was refunded USD 1,250" / "USD 125"), which the
 /// event streams of bench/review_quality require to stand side by side. The floors below are
 /// those figures less a margin.
+///
+/// Then (issue 40, sentence pairs) a denial or another number beside words each side lacks is
+/// about another thing ("not eligible for the loyalty discount" / "eligible for the student
+/// discount"), the judge alone decides no statement of numbers and none that speaks of other
+/// things, opposite words in a statement otherwise the same need no judge, and a merge the rules
+/// find equivalent needs no judge where the texts state numbers. Measured: rules-only precision
+/// on memory.tsv 0.610 and 0.615 (hashing, MiniLM), recall 0.730 and 0.746; with the judge
+/// precision 0.779 (was 0.608), recall 0.664, on public.tsv recall 0.041 (the SNLI
+/// contradictions of two other actions, "is sleeping" / "is running", the judge alone no longer
+/// flags) at precision 0.660; paraphrases merged 0.390, 0.390, 0.350 on memory.tsv.
 #[test]
 fn hashing_model_quality_holds() {
     let s = hash_set();
@@ -119,7 +129,7 @@ fn hashing_model_quality_holds() {
     assert!(p.paraphrases_merged >= 0.20, "{p:?}");
     assert!(p.contradiction_recall >= 0.14 && p.contradiction_precision >= 0.23, "{p:?}");
     assert!(m.paraphrases_merged >= 0.34, "{m:?}");
-    assert!(m.contradiction_recall >= 0.74 && m.contradiction_precision >= 0.50, "{m:?}");
+    assert!(m.contradiction_recall >= 0.71 && m.contradiction_precision >= 0.58, "{m:?}");
 }
 
 #[test]
@@ -130,7 +140,7 @@ fn semantic_model_quality_holds() {
     assert!(p.paraphrases_merged >= 0.20, "{p:?}");
     assert!(m.paraphrases_merged >= 0.34, "{m:?}");
     assert!(p.contradiction_recall >= 0.09 && p.contradiction_precision >= 0.15, "{p:?}");
-    assert!(m.contradiction_recall >= 0.76 && m.contradiction_precision >= 0.50, "{m:?}");
+    assert!(m.contradiction_recall >= 0.72 && m.contradiction_precision >= 0.58, "{m:?}");
 }
 
 /// The learned judge (core/data/judge.safetensors) at the thresholds chosen on held-out public
@@ -175,9 +185,9 @@ fn learned_judge_quality_holds() {
     let p = quality(&confusion_with(&public, t, &policy, Some(JUDGE_THRESHOLDS)));
     let q = quality(&confusion_with(&memory, t, &policy, Some(JUDGE_THRESHOLDS)));
     assert!(p.false_merges <= 0.005 && q.false_merges <= 0.005, "{p:?} {q:?}");
-    assert!(p.contradiction_recall >= 0.045 && p.contradiction_precision >= 0.52, "{p:?}");
-    assert!(q.contradiction_recall >= 0.62 && q.contradiction_precision >= 0.55, "{q:?}");
-    assert!(p.paraphrases_merged >= 0.15 && q.paraphrases_merged >= 0.18, "{p:?} {q:?}");
+    assert!(p.contradiction_recall >= 0.035 && p.contradiction_precision >= 0.60, "{p:?}");
+    assert!(q.contradiction_recall >= 0.64 && q.contradiction_precision >= 0.74, "{q:?}");
+    assert!(p.paraphrases_merged >= 0.15 && q.paraphrases_merged >= 0.33, "{p:?} {q:?}");
     // the judge changes what the rules alone decide: it must be asked at all
     let rules = quality(&confusion(&s.public, t, &policy));
     assert!(p.contradiction_precision > rules.contradiction_precision + 0.3, "{p:?} vs {rules:?}");
