@@ -225,17 +225,43 @@ fn fmt_sim(x: Option<f64>) -> String {
 
 /// The candidate's assertion compared with each neighbour's text, once per neighbour and only
 /// when a step needs it: deduplication and the contradiction step read the same comparison.
-struct Comparisons {
+struct Comparisons<'a> {
     me: Assertion,
+    /// The learned judge, asked about a neighbour the first time a step needs its answer.
+    ask: Option<AskJudge<'a>>,
+    judged: std::cell::RefCell<Vec<(String, JudgeScores)>>,
     done: std::cell::RefCell<Vec<(String, Comparison)>>,
     /// What the candidate claims (core/src/claim.rs), and how each neighbour's claims relate.
     claims: Analysis,
     related: std::cell::RefCell<Vec<(String, Relation)>>,
 }
 
-impl Comparisons {
-    fn new(text: &str) -> Comparisons {
-        Comparisons { me: parse(text), done: Default::default(), claims: claim::analyze(text), related: Default::default() }
+impl<'a> Comparisons<'a> {
+    fn new(text: &str, ask: Option<AskJudge<'a>>) -> Comparisons<'a> {
+        Comparisons {
+            me: parse(text),
+            ask,
+            judged: Default::default(),
+            done: Default::default(),
+            claims: claim::analyze(text),
+            related: Default::default(),
+        }
+    }
+
+    /// What the learned judge says of the candidate and `n`: the scores given with `n`, else
+    /// the judge asked now (once per neighbour); None when it is not loaded.
+    fn learned(&self, n: &Neighbor) -> Option<JudgeScores> {
+        if let Some(j) = self.known(n) {
+            return Some(j);
+        }
+        let j = (self.ask?.0)(n);
+        self.judged.borrow_mut().push((n.id.clone(), j));
+        Some(j)
+    }
+
+    /// What the learned judge said of `n`, if it was read: for the notes, never asking.
+    fn known(&self, n: &Neighbor) -> Option<JudgeScores> {
+        n.learned.or_else(|| self.judged.borrow().iter().find(|(id, _)| *id == n.id).map(|(_, j)| *j))
     }
 
     fn relation(&self, n: &Neighbor) -> Relation {
@@ -264,7 +290,7 @@ const REWORDED_ENTAILMENT: f64 = 0.90;
 
 /// Whether `n` says what the candidate says, in the strict sense a duplicate needs: the same
 /// content, or near-identical with no differing assertion and nothing added.
-fn repeats(s: &Subject<'_>, me: &Comparisons, n: &Neighbor, t: Thresholds, learned: Option<JudgeThresholds>) -> bool {
+fn repeats(s: &Subject<'_>, me: &Comparisons<'_>, n: &Neighbor, t: Thresholds, learned: Option<JudgeThresholds>) -> bool {
     if n.content_hash == s.content_hash {
         return true;
     }
@@ -301,8 +327,10 @@ fn repeats(s: &Subject<'_>, me: &Comparisons, n: &Neighbor, t: Thresholds, learn
         && claim::same_names(s.text, &n.text)
         && !claim::extends(s.text, &n.text)
         && !claim::extends(&n.text, s.text)
+        // two values of one attribute, or claims that never meet, are no rewording
+        && !matches!(me.relation(n), Relation::Conflict { .. } | Relation::Compatible(_))
         && learned.is_some()
-        && n.learned.is_some_and(|j| j.mutual_entailment() >= REWORDED_ENTAILMENT)
+        && me.learned(n).is_some_and(|j| j.mutual_entailment() >= REWORDED_ENTAILMENT)
     {
         return true;
     }
@@ -314,9 +342,9 @@ fn repeats(s: &Subject<'_>, me: &Comparisons, n: &Neighbor, t: Thresholds, learn
         // the learned judge, where it judged this pair, must find entailment both ways, unless
         // the two state numbers, dates or amounts: those the rules read ("twelve orders" / "12
         // orders", "$1,250.00" / "1250 USD") and the judge does not
-        && match (learned, n.learned) {
-            (Some(th), Some(j)) => me.with(n).quantities || j.mutual_entailment() >= th.merge,
-            _ => true,
+        && match learned {
+            Some(th) => me.with(n).quantities || me.learned(n).is_none_or(|j| j.mutual_entailment() >= th.merge),
+            None => true,
         }
 }
 
@@ -347,6 +375,19 @@ pub struct Context<'a> {
     /// The learned judge's thresholds, when it is loaded: neighbours' `learned` scores are then
     /// read as `decide_with` documents.
     pub learned: Option<JudgeThresholds>,
+    /// Asks the learned judge about the candidate and a neighbour whose `learned` is not given,
+    /// when a step needs its answer (and `learned` is set).
+    pub ask: Option<AskJudge<'a>>,
+}
+
+/// The learned judge, asked about the candidate and one neighbour: its scores both ways.
+#[derive(Clone, Copy)]
+pub struct AskJudge<'a>(pub &'a dyn Fn(&Neighbor) -> JudgeScores);
+
+impl std::fmt::Debug for AskJudge<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AskJudge")
+    }
 }
 
 /// Decides the verdict (see `decide_with` for steps 2 and 3).
@@ -434,7 +475,7 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
         _ => {}
     }
 
-    let me = Comparisons::new(s.text);
+    let me = Comparisons::new(s.text, cx.ask.filter(|_| cx.learned.is_some() && !cx.judge_configured));
 
     // 3. remembered rejections: the same noise an operator already rejected is rejected again.
     if let Some(r) = by_similarity(cx.rejected).into_iter().find(|r| repeats(s, &me, r, thresholds, cx.learned)) {
@@ -462,7 +503,7 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
         v.similarity = n.similarity;
         v.reason = Some(format!("duplicate:{how}"));
         v.notes = Some(format!("duplicate of {}{}", n.id, fmt_sim(n.similarity)));
-        if let (Some(j), "similar") = (n.learned, how) {
+        if let (Some(j), "similar") = (me.known(n), how) {
             v.notes = Some(format!("{}; {}", v.notes.take().unwrap(), j.describe()));
         }
         if how == "similar" && matches!(me.relation(n), Relation::Same { .. }) {
@@ -475,7 +516,7 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
     // differing assertion (the judge's answer when a judge is configured).
     let correction = s.write_class == Some("correction");
     // The rules' finding that lowered the judge's bar, when only that bar was passed.
-    let mut below_judge: Option<(&'static str, f64, f64)> = None;
+    let mut below_judge: Option<(&'static str, Option<(f64, f64)>)> = None;
     // A keyed state the candidate says changed ("moved to", "no longer", "now works at").
     let mut state_change = false;
     let contra = ns
@@ -485,8 +526,9 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
         .or_else(|| ns.iter().find(|n| same_fact(s, n) == Some(false)).map(|n| (*n, "fact".to_owned())))
         .or_else(|| {
             ns.iter().find_map(|n| {
-                // the learned judge reads the pair when it judged it and no judge function is set
-                let learned = if judge_configured { None } else { cx.learned.zip(n.learned) };
+                // the learned judge, when it is loaded and no judge function is set, is asked only
+                // where the rules and the claims leave the pair open
+                let learned = if judge_configured { None } else { cx.learned };
                 if different_keys(s, n) {
                     return None;
                 }
@@ -543,30 +585,38 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
                     // other subjects (other identifiers) the judge does not call a contradiction
                     Some(_) if cmp.equivalent || cmp.other_subjects => None,
                     _ if judge_configured => (n.judge == Some(true)).then(|| (*n, "judge".to_owned())),
-                    Some((th, j)) => {
-                        let p = j.contradiction();
-                        match rules {
-                            // the reason names the rules' finding too, when there is one
-                            Some(d) if p >= th.contradiction => Some((*n, format!("judge+{}", d.as_str()))),
-                            // on the judge's word alone only a statement of no number, date or
-                            // amount (those the rules read better: "$1,250.00" / "1250 USD",
-                            // "midnight" / "00:00") that speaks of the same things throughout
-                            _ if p >= th.contradiction && !cmp.quantities && !cmp.other_words => Some((*n, "judge".to_owned())),
-                            // opposite words in a statement otherwise the same ("before" /
-                            // "after", "inside" / "outside", "approved" / "declined") the rules
-                            // read better than the judge: their finding alone
-                            Some(d @ (Difference::Preposition | Difference::Antonym)) if !cmp.other_words => {
-                                below_judge = Some((d.as_str(), p, th.contradiction));
-                                Some((*n, d.as_str().to_owned()))
-                            }
-                            Some(d) if p >= th.with_rules[d.index()] => {
-                                below_judge = Some((d.as_str(), p, th.contradiction));
-                                Some((*n, format!("judge+{}", d.as_str())))
-                            }
-                            _ => None,
-                        }
+                    // opposite words in a statement otherwise the same ("before" / "after",
+                    // "inside" / "outside", "approved" / "declined") the rules read better than
+                    // the judge: their finding alone, the judge not asked
+                    Some(_) if matches!(rules, Some(Difference::Preposition | Difference::Antonym)) && !cmp.other_words => {
+                        let d = rules.unwrap();
+                        below_judge = Some((d.as_str(), None));
+                        Some((*n, d.as_str().to_owned()))
                     }
-                    // not judged: the rules alone
+                    // nothing the judge alone may decide and no finding: the judge not asked
+                    Some(_) if rules.is_none() && (cmp.quantities || cmp.other_words) => None,
+                    Some(th) => match me.learned(n) {
+                        Some(j) => {
+                            let p = j.contradiction();
+                            match rules {
+                                // the reason names the rules' finding too, when there is one
+                                Some(d) if p >= th.contradiction => Some((*n, format!("judge+{}", d.as_str()))),
+                                // on the judge's word alone only a statement of no number, date
+                                // or amount (those the rules read better: "$1,250.00" / "1250
+                                // USD", "midnight" / "00:00") that speaks of the same things
+                                // throughout
+                                None if p >= th.contradiction => Some((*n, "judge".to_owned())),
+                                Some(d) if p >= th.with_rules[d.index()] => {
+                                    below_judge = Some((d.as_str(), Some((p, th.contradiction))));
+                                    Some((*n, format!("judge+{}", d.as_str())))
+                                }
+                                _ => None,
+                            }
+                        }
+                        // the judge not loaded: the rules alone
+                        None => rules.map(|d| (*n, d.as_str().to_owned())),
+                    },
+                    // no learned judge: the rules alone
                     None => rules.map(|d| (*n, d.as_str().to_owned())),
                 }
             })
@@ -589,9 +639,11 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
         } else {
             Resolution::Block
         };
-        if let (Resolution::Supersede, Some((rule, p, bar))) = (resolution, below_judge) {
-            disagreement =
-                Some(format!("the rules find {rule} but the judge's contradiction probability {p:.3} is below {bar:.3}"));
+        if let (Resolution::Supersede, Some((rule, judged))) = (resolution, below_judge) {
+            disagreement = Some(match judged {
+                Some((p, bar)) => format!("the rules find {rule} but the judge's contradiction probability {p:.3} is below {bar:.3}"),
+                None => format!("the rules find {rule}, the judge not asked"),
+            });
         }
         v.status = Status::Contradicts;
         v.contradicts = Some(n.id.clone());
@@ -599,7 +651,7 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
         v.similarity = n.similarity;
         v.reason = Some(format!("contradiction:{how}"));
         v.notes = Some(format!("contradicts {}{}: {}", n.id, fmt_sim(n.similarity), resolution.as_str()));
-        if let Some(j) = n.learned {
+        if let Some(j) = me.known(n) {
             v.notes = Some(format!("{}; {}", v.notes.take().unwrap(), j.describe()));
         }
         // what review read each text to claim (core/src/claim.rs), for memory_history and the console
@@ -1040,6 +1092,64 @@ mod tests {
         f.judge = Some(false);
         let cx = Context { learned: Some(LEARNED), judge_configured: true, ..Default::default() };
         assert_eq!(decide_with(&s, &[f], th(), &policy(), &cx).status, Status::PendingPromotion);
+    }
+
+    /// The judge asked when a step needs it decides exactly what the judge read beforehand on
+    /// every pair decides, on every pair of the evaluation corpus at several scores; and it is
+    /// not asked where the claims or the rules decide alone.
+    #[test]
+    fn the_judge_asked_on_need_decides_as_the_judge_read_on_every_pair() {
+        let corpus = include_str!("../tests/data/corpus/memory.tsv");
+        let scores = [
+            ([0.0, 0.0, 1.0], [0.0, 0.0, 1.0]),
+            ([0.95, 0.04, 0.01], [0.92, 0.05, 0.03]),
+            ([0.5, 0.3, 0.2], [0.1, 0.2, 0.7]),
+            ([0.1, 0.85, 0.05], [0.1, 0.8, 0.1]),
+        ];
+        let (mut asked, mut pairs) = (0usize, 0usize);
+        for line in corpus.lines().skip(1) {
+            let f: Vec<&str> = line.split('\t').collect();
+            let (a, b) = (f[3], f[4]);
+            let hash = crate::text::content_hash(a);
+            let s = Subject { text: a, content_hash: &hash, intent_id: None, source: "agent", ..seed() };
+            for sim in [0.6, 0.9] {
+                for (ab, ba) in scores {
+                    let mut m = n("pm_b", b, sim);
+                    m.intent_scope = None;
+                    let j = JudgeScores { ab, ba };
+                    let eager = Neighbor { learned: Some(j), ..m.clone() };
+                    let calls = std::cell::Cell::new(0usize);
+                    let f = |_: &Neighbor| {
+                        calls.set(calls.get() + 1);
+                        j
+                    };
+                    let lazy_cx = Context { learned: Some(LEARNED), ask: Some(AskJudge(&f)), ..Default::default() };
+                    let eager_cx = Context { learned: Some(LEARNED), ..Default::default() };
+                    let x = decide_with(&s, &[eager], th(), &policy(), &eager_cx);
+                    let y = decide_with(&s, &[m], th(), &policy(), &lazy_cx);
+                    assert_eq!(
+                        (x.status, &x.reason, x.resolution, &x.duplicate_of, &x.contradicts),
+                        (y.status, &y.reason, y.resolution, &y.duplicate_of, &y.contradicts),
+                        "{a} / {b} at {sim} with {j:?}"
+                    );
+                    assert!(calls.get() <= 1, "{a} / {b}: asked {} times", calls.get());
+                    asked += calls.get();
+                    pairs += 1;
+                }
+            }
+        }
+        // the claims and the rules decide a good part of the corpus alone
+        assert!(asked < pairs * 3 / 4, "asked {asked} of {pairs}");
+        // an event of another thing, opposite words: decided without the judge
+        let f = |_: &Neighbor| -> JudgeScores { panic!("the judge was asked") };
+        let cx = Context { learned: Some(LEARNED), ask: Some(AskJudge(&f)), ..Default::default() };
+        for (a, b) in [("Order 1 of customer u1 shipped on day 1.", "Order 2 of customer u1 shipped on day 2."), ("The west gate is closed.", "The west gate is open.")] {
+            let hash = crate::text::content_hash(a);
+            let s = Subject { text: a, content_hash: &hash, intent_id: None, source: "agent", ..seed() };
+            let mut m = n("pm_b", b, 0.9);
+            m.intent_scope = None;
+            decide_with(&s, &[m], th(), &policy(), &cx);
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::rows::{self, Candidate};
 use crate::spi::{col, plan, vector_schema, FLOAT8, FLOAT4_ARRAY, INT4, TEXT};
 use memory_fabric_core::policy::Thresholds;
 use memory_fabric_core::review::{
-    decide_with, search_among, Consent, Context, Found, JudgeScores, Neighbor, Status, Subject, Verdict,
+    decide_with, search_among, AskJudge, Consent, Context, Found, JudgeScores, Neighbor, Status, Subject, Verdict,
 };
 use memory_fabric_core::Error;
 use pgrx::prelude::*;
@@ -465,32 +465,6 @@ impl Judged {
     }
 }
 
-/// Asks the learned judge, when it is installed, about every pair review reads it on
-/// (core/src/review.rs, decide_with): the live neighbours past the same-topic gate (the
-/// contradiction threshold), and the rejected candidates and retracted memories that could be
-/// repeated (past the duplicate threshold, the same assertion by the rules). The same content
-/// needs no judge.
-fn ask_learned(c: &Candidate, lists: [&mut [Neighbor]; 3], t: Thresholds) -> Option<Judged> {
-    let (m, judge) = crate::embedder::judge()?;
-    let mut pairs = Vec::new();
-    let [live, rejected, retracted] = lists;
-    let repeatable = |n: &Neighbor| {
-        n.similarity.is_some_and(|s| s >= t.duplicate) && memory_fabric_core::assertion::texts_equivalent(&c.text, &n.text)
-    };
-    let wanted = live
-        .iter_mut()
-        .filter(|n| n.similarity.is_some_and(|s| s >= t.contradiction))
-        .chain(rejected.iter_mut().filter(|n| repeatable(n)))
-        .chain(retracted.iter_mut().filter(|n| repeatable(n)))
-        .filter(|n| n.content_hash != c.content_hash);
-    for n in wanted {
-        pgrx::check_for_interrupts!();
-        let j = judged_pair(&m, &judge, &c.text, &n.text);
-        n.learned = Some(j);
-        pairs.push((n.id.clone(), n.similarity, j));
-    }
-    Some(Judged { model: judge.sha256().to_owned(), pairs })
-}
 
 thread_local! {
     /// The judge's last answers in this backend, by (its SHA-256, candidate, memory): promote() decides again
@@ -758,7 +732,7 @@ fn decide(
     c: &Candidate,
     force_human: Option<&str>,
     mut ns: Vec<Neighbor>,
-    mut retracted: Vec<Neighbor>,
+    retracted: Vec<Neighbor>,
 ) -> (Verdict, i32, Option<Judged>) {
     let pol = policy::for_tenant(client, &c.tenant_id);
     let thresholds = pol.policy.thresholds_for(&c.embedding_model);
@@ -769,11 +743,22 @@ fn decide(
             Some(id) => Consent::Matched(id),
             None => Consent::Missing,
         });
-    let mut rejected = rejected_neighbors(client, c);
+    let rejected = rejected_neighbors(client, c);
     let judged = ask_judge(client, c, &mut ns, thresholds);
-    let learned = match pol.policy.judge {
-        Some(_) if !judged => ask_learned(c, [&mut ns, &mut rejected, &mut retracted], thresholds),
+    // The learned judge, when it is installed, on in the policy and no judge function is set:
+    // decide_with asks it about a pair only where the claims and the rules leave the pair open
+    // (core/src/review.rs), each pair once, and the review records what it was asked.
+    let loaded = match pol.policy.judge {
+        Some(_) if !judged => crate::embedder::judge(),
         _ => None,
+    };
+    let asked: std::cell::RefCell<Vec<(String, Option<f64>, JudgeScores)>> = Default::default();
+    let ask = |n: &Neighbor| {
+        pgrx::check_for_interrupts!();
+        let (m, judge) = loaded.as_ref().expect("asked only when loaded");
+        let j = judged_pair(m, judge, &c.text, &n.text);
+        asked.borrow_mut().push((n.id.clone(), n.similarity, j));
+        j
     };
     let refs: Vec<String> = serde_json::from_str::<Vec<serde_json::Value>>(&c.evidence_refs)
         .unwrap_or_default()
@@ -805,9 +790,12 @@ fn decide(
         retracted: &retracted,
         consent,
         other_models: &others,
-        learned: learned.as_ref().and(pol.policy.judge),
+        learned: loaded.as_ref().and(pol.policy.judge),
+        ask: loaded.as_ref().map(|_| AskJudge(&ask)),
     };
-    (decide_with(&s, &ns, thresholds, &pol.policy, &cx), pol.version, learned)
+    let v = decide_with(&s, &ns, thresholds, &pol.policy, &cx);
+    let learned = loaded.as_ref().map(|(_, judge)| Judged { model: judge.sha256().to_owned(), pairs: asked.take() });
+    (v, pol.version, learned)
 }
 
 const INSERT: &str = "INSERT INTO memory_fabric.reviews (id, tenant_id, candidate_id, status, duplicate_of_id, \

@@ -10,14 +10,14 @@ $$;
 SET memory_fabric.builtin_model = 'sentence-transformers/all-MiniLM-L6-v2';
 
 -- A memory, and candidates on its topic: the judge reads each pair both ways.
-SELECT id AS invoices FROM memory_fabric.capture_memory('t_judge', 'The customer wants paper invoices.', 'agent', 'INTERNAL') \gset
-SELECT status FROM memory_fabric.review_candidate(:'invoices');
-SELECT id AS invoices_pm FROM memory_fabric.promote(:'invoices') \gset
+SELECT id AS gate FROM memory_fabric.capture_memory('t_judge', 'The west gate stays locked at night.', 'agent', 'INTERNAL') \gset
+SELECT status FROM memory_fabric.review_candidate(:'gate');
+SELECT id AS gate_pm FROM memory_fabric.promote(:'gate') \gset
 -- a negation both the rules and the judge find
-SELECT s.* FROM memory_fabric.capture_memory('t_judge', 'The customer does not want paper invoices.', 'agent', 'INTERNAL') c,
+SELECT s.* FROM memory_fabric.capture_memory('t_judge', 'The west gate does not stay locked at night.', 'agent', 'INTERNAL') c,
      memory_fabric.review_candidate(c.id) r, pg_temp.seen(r) s;
 -- what the review recorded: for the memory compared, the probabilities both ways, each summing to 1
-SELECT x ->> 'id' = :'invoices_pm' AS the_memory, (x ->> 'similarity')::float > 0.53 AS past_the_gate,
+SELECT x ->> 'id' = :'gate_pm' AS the_memory, (x ->> 'similarity')::float > 0.53 AS past_the_gate,
        abs((SELECT sum(v::float) FROM jsonb_each_text(x -> 'candidate_to_memory') e(k, v)) - 1) < 1e-5 AS sums_to_1,
        greatest((x -> 'candidate_to_memory' ->> 'contradiction')::float,
                 (x -> 'memory_to_candidate' ->> 'contradiction')::float) > 0.5 AS contradiction,
@@ -25,32 +25,41 @@ SELECT x ->> 'id' = :'invoices_pm' AS the_memory, (x ->> 'similarity')::float > 
 FROM memory_fabric.reviews r, jsonb_array_elements(r.judge_scores) x
 WHERE r.tenant_id = 't_judge' AND r.status = 'contradicts';
 -- the same words, said again: a duplicate, which the judge agrees with
-SELECT s.* FROM memory_fabric.capture_memory('t_judge', 'The customer wants paper invoices!', 'agent', 'INTERNAL') c,
+SELECT s.* FROM memory_fabric.capture_memory('t_judge', 'The west gate stays locked at night!', 'agent', 'INTERNAL') c,
      memory_fabric.review_candidate(c.id) r, pg_temp.seen(r) s;
 -- the same content needs no judge
-SELECT s.* FROM memory_fabric.capture_memory('t_judge', 'the customer wants  PAPER invoices.', 'agent', 'INTERNAL') c,
+SELECT s.* FROM memory_fabric.capture_memory('t_judge', 'the west gate stays  LOCKED at night.', 'agent', 'INTERNAL') c,
      memory_fabric.review_candidate(c.id) r, pg_temp.seen(r) s;
 -- another topic: nothing past the gate, nothing read, the judge still named
 SELECT s.* FROM memory_fabric.capture_memory('t_judge', 'The Lisbon depot closes at noon on Saturdays.', 'agent', 'INTERNAL') c,
+     memory_fabric.review_candidate(c.id) r, pg_temp.seen(r) s;
+
+-- what the claims decide needs no judge: one customer's two ways of getting invoices
+SELECT status FROM memory_fabric.capture_memory('t_judge', 'cust_7 wants paper invoices.', 'agent', 'INTERNAL') c,
+     memory_fabric.review_candidate(c.id) r;
+SELECT (memory_fabric.promote(candidate_id)).id IS NOT NULL AS promoted FROM memory_fabric.reviews
+WHERE tenant_id = 't_judge' AND status = 'pending_promotion' AND reviewer = 'auto'
+  AND candidate_id IN (SELECT id FROM memory_fabric.candidates WHERE text = 'cust_7 wants paper invoices.');
+SELECT s.* FROM memory_fabric.capture_memory('t_judge', 'cust_7 wants invoices by email.', 'agent', 'INTERNAL') c,
      memory_fabric.review_candidate(c.id) r, pg_temp.seen(r) s;
 
 -- memory_history shows what the judge said with the review, and the notes say it in words
 SELECT stage, detail ->> 'status' AS status, detail ? 'judge_model' AS model,
        jsonb_array_length(detail -> 'judge') AS pairs, detail ->> 'notes' LIKE '%judge: contradiction%' AS notes
 FROM memory_fabric.memory_history((SELECT candidate_id FROM memory_fabric.reviews
-                                   WHERE tenant_id = 't_judge' AND status = 'contradicts'))
+                                   WHERE tenant_id = 't_judge' AND status = 'contradicts' ORDER BY reviewed_at LIMIT 1))
 WHERE stage = 'reviewed';
 
 -- The policy turns it off: the rules alone, and the review says the judge was not read.
 SELECT version > 1 AS new_version, body -> 'judge' AS judge
 FROM memory_fabric.set_policy('t_judge', '{"judge": {"enabled": false}}', note => 'rules only');
-SELECT s.* FROM memory_fabric.capture_memory('t_judge', 'The customer never wants paper invoices.', 'agent', 'INTERNAL') c,
+SELECT s.* FROM memory_fabric.capture_memory('t_judge', 'The west gate never stays locked at night.', 'agent', 'INTERNAL') c,
      memory_fabric.review_candidate(c.id) r, pg_temp.seen(r) s;
 SELECT version > 1 AS new_version FROM memory_fabric.set_policy('t_judge', '{"judge": {"enabled": true}}');
 -- a judge function overrides it, and the review says it was not read
 CREATE FUNCTION public.regress_judge_never(a text, b text) RETURNS boolean LANGUAGE sql IMMUTABLE AS $$ SELECT false $$;
 SET memory_fabric.contradiction_function = 'public.regress_judge_never';
-SELECT s.* FROM memory_fabric.capture_memory('t_judge', 'The customer no longer wants paper invoices.', 'agent', 'INTERNAL') c,
+SELECT s.* FROM memory_fabric.capture_memory('t_judge', 'The west gate no longer stays locked at night.', 'agent', 'INTERNAL') c,
      memory_fabric.review_candidate(c.id) r, pg_temp.seen(r) s;
 RESET memory_fabric.contradiction_function;
 DROP FUNCTION public.regress_judge_never(text, text);
@@ -65,6 +74,6 @@ SELECT public.regress_try($$SELECT memory_fabric.set_policy('t_judge', '{"judge"
 
 -- Hostile text reaches the judge cut to its 128 tokens, and gives a verdict.
 SELECT s.status IS NOT NULL AS verdict, s.pairs
-FROM memory_fabric.capture_memory('t_judge', 'The customer wants paper invoices ' || repeat('and not ', 1500) || '.', 'agent', 'INTERNAL') c,
+FROM memory_fabric.capture_memory('t_judge', 'The west gate stays locked at night ' || repeat('and not ', 1500) || '.', 'agent', 'INTERNAL') c,
      memory_fabric.review_candidate(c.id) r, pg_temp.seen(r) s;
 RESET memory_fabric.builtin_model;
