@@ -967,6 +967,24 @@ pub fn texts_differ(a: &str, b: &str) -> Option<Difference> {
     differs(&parse(a), &parse(b))
 }
 
+/// Whether a text denies a quantifier, not a statement: "not every refund", "does not always
+/// pay", "is not both a reseller and a distributor" hold beside "some refunds", "paid on time
+/// once", "is a reseller".
+/// The quantifier denied, when there is one; `other`, saying that quantifier itself ("All
+/// refunds over $500 need approval" / "Not all refunds …"), is contradicted all the same.
+pub fn denies_a_quantifier(text: &str, other: &str) -> bool {
+    const QUANTIFIERS: &[&str] = &["every", "all", "always", "both", "each", "everyone", "everybody", "everything", "necessarily"];
+    let words = |t: &str| -> Vec<String> {
+        normalize(t).split(|c: char| !c.is_alphanumeric() && c != '\'').filter(|t| !t.is_empty()).map(str::to_owned).collect()
+    };
+    let (w, o) = (words(text), words(other));
+    w.windows(2).any(|p| {
+        matches!(p[0].as_str(), "not" | "never" | "isn't" | "doesn't" | "don't" | "aren't")
+            && QUANTIFIERS.contains(&p[1].as_str())
+            && !o.contains(&p[1])
+    })
+}
+
 pub fn texts_equivalent(a: &str, b: &str) -> bool {
     compare(&parse(a), &parse(b)).equivalent
 }
@@ -1040,6 +1058,16 @@ mod tests {
         assert!(texts_equivalent("Acme Corp pays Globex for hosting every month.", "Globex is paid by Acme Corp for hosting every month."));
         assert!(texts_equivalent("The refund was approved by the head of finance.", "The head of finance approved the refund."));
         assert_eq!(d("Acme pays Globex for hosting.", "Acme is paid by Globex for hosting."), Some(Difference::Roles));
+    }
+
+    #[test]
+    fn a_denied_quantifier() {
+        assert!(denies_a_quantifier("Not every refund needs approval.", "Refunds over $500 need approval."));
+        assert!(denies_a_quantifier("cust_2121 does not always pay on time.", "cust_2121 paid the March invoice on time."));
+        assert!(denies_a_quantifier("cust_3307 is not both a reseller and a distributor.", "cust_3307 is a reseller."));
+        // against the quantifier itself it is a denial all the same
+        assert!(!denies_a_quantifier("Not all refunds over $500 need approval.", "All refunds over $500 need approval."));
+        assert!(!denies_a_quantifier("The customer does not want paper invoices.", "The customer wants paper invoices."));
     }
 
     #[test]

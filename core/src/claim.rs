@@ -1017,14 +1017,16 @@ pub fn extends(a: &str, b: &str) -> bool {
         // diet", "is a nurse" / "works as a nurse", "on the Team plan" / "has a Team plan
         // subscription")
         "follow", "diet", "work", "employ", "subscription", "plan", "live", "reside", "home", "have", "own", "prefer",
-        "like", "want", "would", "rather", "get", "receive", "can", "currently", "now",
+        "like", "want", "would", "rather", "get", "receive", "can", "currently", "now", "as", "status", "relationship",
+        "preferred", "channel", "contact", "way", "reach", "best", "address", "shipping", "parcel", "ship",
     ];
     let words = |t: &str| -> std::collections::BTreeSet<String> {
         sentences(t)
             .into_iter()
             .flatten()
-            .filter(|w| w.chars().any(|c| c.is_alphanumeric()) && !FUNCTION.contains(&w.as_str()))
+            .filter(|w| w.chars().any(|c| c.is_alphanumeric()))
             .map(|w| lexicon::lemma(&w))
+            .filter(|w| !FUNCTION.contains(&w.as_str()))
             .collect()
     };
     let (x, y) = (words(a), words(b));
@@ -1181,6 +1183,8 @@ fn claim(w: &[String], speaker: Option<&str>) -> Claim {
         && (pred.iter().take(4).any(|t| MULTI_VERBS.contains(&t.as_str()))
             || find_seq(pred, &["fan", "of"]).is_some()
             || find_seq(pred, &["has", "been", "to"]).is_some()
+            // one thing had among others ("has a dog", "has an office in Lisbon")
+            || (at(pred, 0, &["has"]) || at(pred, 0, &["have"])) && pred.get(1).is_some_and(|t| t == "a" || t == "an")
             || find_seq(pred, &["have", "been", "to"]).is_some())
     {
         c.kind = Kind::Multi;
@@ -1499,6 +1503,8 @@ mod tests {
     fn multi_valued_and_unrelated_facts_coexist() {
         for (a, b) in [
             ("cus_1 likes green tea.", "cus_1 likes espresso."),
+            ("cust_7450 has a dog.", "cust_7450 has a cat."),
+            ("cus_1 has an office in Lisbon.", "cus_1 has an office in Madrid."),
             ("cus_1 speaks Portuguese.", "cus_1 wants invoices sent by post to Lisbon."),
             ("Melanie: I love painting.", "Melanie: I love running."),
             ("cus_1 has visited Japan.", "cus_1 has visited Peru."),

@@ -303,10 +303,10 @@ fn repeats(s: &Subject<'_>, me: &Comparisons<'_>, n: &Neighbor, t: Thresholds, l
         && n.judge != Some(true)
         && matches!(me.relation(n), Relation::Same { .. })
         // and both name the same things ("invoices by post to Leeds" / "… to Porto" do not), and
-        // neither says more ("… sent to the Lisbon office")
+        // the candidate says no more ("… sent to the Lisbon office"); saying less, merged, it
+        // loses nothing the memory does not hold
         && claim::same_names(s.text, &n.text)
         && !claim::extends(s.text, &n.text)
-        && !claim::extends(&n.text, s.text)
     {
         return true;
     }
@@ -578,6 +578,13 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
                 // eligible for the loyalty discount" / "eligible for the student discount", "VAT
                 // for Portugal is 23 %" / "VAT for Spain is 21 %")
                 if cmp.other_words && matches!(rules, Some(Difference::Negation | Difference::Number)) {
+                    rules = None;
+                }
+                // a denied quantifier ("not every refund needs approval") holds beside the
+                // statement of some of them
+                if rules == Some(Difference::Negation)
+                    && (crate::assertion::denies_a_quantifier(s.text, &n.text) || crate::assertion::denies_a_quantifier(&n.text, s.text))
+                {
                     rules = None;
                 }
                 match learned {
