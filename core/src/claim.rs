@@ -585,6 +585,39 @@ fn keyed(w: &[String]) -> Option<(String, Option<String>, bool, bool, bool)> {
     let now = has(w, "now");
     let used_to = find_seq(w, &["used", "to"]).is_some();
     let next = |k: usize| w.get(k + 1).map(String::as_str);
+    // a birthday: "was born on 21 August", "'s birthday is on 21 August", "celebrates their
+    // birthday on 21 August" (one a person; the day and month in any order)
+    let day = |from: usize| -> Option<String> {
+        let mut t: Vec<String> = w[from..]
+            .iter()
+            .take_while(|x| x.chars().all(|c| c.is_alphanumeric()))
+            .filter(|x| !matches!(x.as_str(), "the" | "of"))
+            .map(|x| x.trim_end_matches(|c: char| c.is_ascii_alphabetic() && x.starts_with(|d: char| d.is_ascii_digit())).to_owned())
+            .collect();
+        t.sort();
+        (!t.is_empty() && t.len() <= 3).then(|| t.join(" "))
+    };
+    let birthday_at = find_seq(w, &["born", "on"]).map(|p| p + 2).or_else(|| {
+        find(w, &["birthday"]).and_then(|p| match (w.get(p + 1).map(String::as_str), w.get(p + 2).map(String::as_str)) {
+            (Some("is"), Some("on")) => Some(p + 3),
+            (Some("on"), _) => Some(p + 2),
+            _ => None,
+        })
+    });
+    if let Some(v) = birthday_at.and_then(day) {
+        return Some(("birthday".into(), Some(v), !has(w, "not"), false, false));
+    }
+    // when deliveries are wanted: "prefers morning deliveries", "would rather have deliveries in
+    // the morning", "likes deliveries to arrive in the evening"
+    if (has(w, "deliveries") || has(w, "delivery"))
+        && w.iter().any(|x| matches!(x.as_str(), "prefers" | "prefer" | "likes" | "like" | "rather" | "wants" | "want"))
+        && !w.iter().any(|x| NEGATIONS.contains(&x.as_str()))
+    {
+        let times: Vec<&String> = w.iter().filter(|x| matches!(x.as_str(), "morning" | "afternoon" | "evening" | "night" | "weekend")).collect();
+        if let [t] = times.as_slice() {
+            return Some(("delivery_time".into(), Some((*t).clone()), true, no_longer || now, used_to));
+        }
+    }
     for k in heads(w) {
         let t = w[k].as_str();
         // "was on the Basic plan", "were married": a state that held, not one that holds
@@ -1260,8 +1293,8 @@ fn agreement(attribute: &str, a: &str, b: &str, wa: &[String], wb: &[String]) ->
     if attribute == "plan" && (NOT_A_PLAN.contains(&a) || NOT_A_PLAN.contains(&b)) {
         return Agreement::Compatible;
     }
-    // one diet is not another ("vegan" / "vegetarian": a change of diet)
-    if attribute == "diet" {
+    // one diet is not another ("vegan" / "vegetarian": a change of diet), one day another
+    if matches!(attribute, "diet" | "birthday" | "delivery_time") {
         return Agreement::Other;
     }
     // one named in the other's sentence: a place within a place ("Lisbon, Portugal"), a name with
@@ -1533,6 +1566,23 @@ mod tests {
         // two kinds of one trade are two jobs
         assert_eq!(rel("Samir Ortega is a sales manager.", "Samir Ortega is a project manager."),
                    Relation::Conflict { attribute: "job".into(), change: false });
+    }
+
+    #[test]
+    fn birthdays_and_delivery_times_are_keyed() {
+        for (a, b, attr) in [
+            ("Bruno Keller was born on 21 August.", "Bruno Keller's birthday is on 21 August.", "birthday"),
+            ("Bruno Keller celebrates their birthday on August 21.", "Bruno Keller's birthday is on 21 August.", "birthday"),
+            ("Rosa Lindqvist would rather have deliveries in the morning.", "Rosa Lindqvist prefers morning deliveries.", "delivery_time"),
+            ("Rosa Lindqvist likes deliveries to arrive in the morning.", "Rosa Lindqvist prefers morning deliveries.", "delivery_time"),
+        ] {
+            assert_eq!(rel(a, b), Relation::Same { attribute: attr.into() }, "{a} / {b}");
+        }
+        assert_eq!(rel("Bruno Keller was born on 22 August.", "Bruno Keller's birthday is on 21 August."),
+                   Relation::Conflict { attribute: "birthday".into(), change: false });
+        assert_eq!(rel("Rosa prefers evening deliveries.", "Rosa prefers morning deliveries."),
+                   Relation::Conflict { attribute: "delivery_time".into(), change: false });
+        assert!(matches!(rel("Rosa prefers evening deliveries.", "Ana prefers morning deliveries."), Relation::Compatible(_)));
     }
 
     #[test]
