@@ -829,6 +829,40 @@ fn same_numbers(a: &[Quantity], b: &[Quantity]) -> bool {
     a.iter().all(|q| b.iter().any(|o| same_quantity(q, o))) && b.iter().all(|q| a.iter().any(|o| same_quantity(q, o)))
 }
 
+/// Whether a bound and an opposite bound leave values both allow ("above $50" / "below $100"):
+/// each is (the word that bounds, the number it bounds).
+fn ranges_meet(a: (&str, &Quantity), b: (&str, &Quantity)) -> bool {
+    const LOWER: &[&str] = &["above", "over", "after", "more", "min", "minimum"];
+    const UPPER: &[&str] = &["below", "under", "before", "less", "max", "maximum"];
+    let ((lo, l), (hi, h)) = if LOWER.contains(&a.0) { (a, b) } else { (b, a) };
+    if !LOWER.contains(&lo) || !UPPER.contains(&hi) {
+        return false;
+    }
+    // numbers by value, dates (ISO 8601) in order
+    match (l.value.parse::<f64>(), h.value.parse::<f64>()) {
+        (Ok(x), Ok(y)) => x < y,
+        _ => l.unit.as_deref() == Some("date") && h.unit.as_deref() == Some("date") && l.value < h.value,
+    }
+}
+
+/// The longest phrase a moved word of `a` may be part of when it is put before the rest.
+const MAX_FRONTED: usize = 4;
+
+/// Where `a` opens with a phrase (a time, a frequency: "Every month, …", "On weekdays …") that
+/// `b` states, word for word, at its end, the rest of both aligned in one order (`pairs`), or `a`
+/// ends with one `b` opens with: that phrase's range in `a`.
+fn fronted(a: &Assertion, b: &Assertion, pairs: &[(usize, usize)]) -> Option<std::ops::Range<usize>> {
+    let (&(i0, j0), &(i1, j1)) = (pairs.first()?, pairs.last()?);
+    let same_run = |x: &[Word], y: &[Word]| !x.is_empty() && x.len() <= MAX_FRONTED && x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q));
+    if j0 == 0 && same_run(&a.words[..i0], &b.words[j1 + 1..]) && i1 + 1 == a.words.len() {
+        return Some(0..i0);
+    }
+    if i0 == 0 && same_run(&a.words[i1 + 1..], &b.words[..j0]) && j1 + 1 == b.words.len() {
+        return Some(i1 + 1..a.words.len());
+    }
+    None
+}
+
 pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
     // Different identifiers on both sides: about different subjects.
     let ids_equal = a.ids == b.ids;
@@ -874,6 +908,7 @@ pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
     if role_swap {
         note(Difference::Roles);
     }
+    let moved_phrase = fronted(a, b, &pairs);
     for (ga, gb) in &swaps {
         // a preposition only one side has says more, unless it is a light one
         let says_more = |w: &Word| is_prep(&w.lemma) && !light_prep(&w.lemma);
@@ -882,18 +917,31 @@ pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
         }
         // a word both say at different places: the same words, maybe not the same statement
         // ("Nine episodes ordered were broadcast" / "Nine broadcast episodes were ordered")
-        if ga.iter().any(|w| !is_prep(&w.lemma) && !a.ids.contains(&w.lemma) && moved(w, true)) {
+        // (a phrase put before the rest in one and after it in the other is not: "Every month,
+        // Acme pays Globex" / "Acme pays Globex every month")
+        let the_phrase = |g: &[&Word], w: &[Word]| moved_phrase.as_ref().is_some_and(|r| g.len() == r.len() && g.iter().zip(&w[r.clone()]).all(|(x, y)| std::ptr::eq(*x, y)));
+        if ga.iter().any(|w| !is_prep(&w.lemma) && !a.ids.contains(&w.lemma) && moved(w, true)) && !the_phrase(ga, &a.words) {
             reordered = true;
         }
         let content_a: Vec<&Word> = ga.iter().copied().filter(|w| !is_prep(&w.lemma) && !moved(w, true)).collect();
         let content_b: Vec<&Word> = gb.iter().copied().filter(|w| !is_prep(&w.lemma) && !moved(w, false)).collect();
-        // opposite prepositions or particles at the same place
-        if ga.iter().any(|x| gb.iter().any(|y| opposite(&x.lemma, &y.lemma) && x.negated == y.negated)) {
-            note(Difference::Preposition);
-        }
         // another number, date or amount of the same kind at the same place
         let qa: Vec<&Quantity> = content_a.iter().filter_map(|w| w.quantity.as_ref()).collect();
         let qb: Vec<&Quantity> = content_b.iter().filter_map(|w| w.quantity.as_ref()).collect();
+        // opposite prepositions or particles at the same place, unless they bound two ranges that
+        // meet ("above $50" / "below $100"; "above 8 °C" / "below 4 °C" do not meet)
+        let opposed = ga.iter().find_map(|x| gb.iter().find(|y| opposite(&x.lemma, &y.lemma) && x.negated == y.negated).map(|y| (x, y)));
+        if let Some((x, y)) = opposed {
+            let ranges_meet = match (qa.as_slice(), qb.as_slice()) {
+                ([p], [q]) if same_kind(p, q) => ranges_meet((&x.lemma, p), (&y.lemma, q)),
+                _ => false,
+            };
+            if ranges_meet {
+                leftover = true;
+            } else {
+                note(Difference::Preposition);
+            }
+        }
         if qa.iter().any(|x| qb.iter().any(|y| same_kind(x, y) && x.bound == y.bound)) {
             note(Difference::Number);
         }
@@ -953,6 +1001,11 @@ pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
         if !rest_a.is_empty() && !rest_b.is_empty() && swapped <= MAX_SWAP && (sister || pairs.len() >= swapped) {
             note(Difference::Value);
         }
+    }
+    // another value beside another number ("the deposit … is $75" / "the cancellation fee … is
+    // $25"): two things told apart, not one thing said two ways
+    if matches!(difference, Some(Difference::Value)) && !numbers_equal {
+        difference = None;
     }
     let equivalent = difference.is_none() && !leftover && !reordered && numbers_equal && ids_equal && !role_swap;
     Comparison { difference, equivalent, other_subjects: false, quantities: !a.numbers.is_empty() || !b.numbers.is_empty(), other_words, same_values: numbers_equal && ids_equal && !role_swap, reordered }
@@ -1074,6 +1127,12 @@ mod tests {
     fn prepositions() {
         assert_eq!(d("The order ships to Lisbon.", "The order ships from Lisbon."), Some(Difference::Preposition));
         assert_eq!(d("The alarm is on.", "The alarm is off."), Some(Difference::Preposition));
+        // bounds of two ranges: a contradiction only where they do not meet
+        assert_eq!(d("The Rotterdam cold room is kept above 8 °C.", "The Rotterdam cold room is kept below 4 °C."), Some(Difference::Preposition));
+        assert_eq!(d("The price of ord_4470 is above $50.", "The price of ord_4470 is below $100."), None);
+        // another thing and another amount at once: two things, not one changed
+        assert_eq!(d("The deposit for booking bk_220 is $75.", "The cancellation fee for booking bk_220 is $25."), None);
+        assert_eq!(d("The deposit for booking bk_220 is $75.", "The deposit for booking bk_220 is $25."), Some(Difference::Number));
         assert!(texts_equivalent("There is a guy playing a guitar.", "A guy is playing a guitar."));
     }
 

@@ -549,10 +549,19 @@ const LEAD: &[&str] = &[
 fn heads(w: &[String]) -> Vec<usize> {
     let mut out = Vec::new();
     let mut start = true;
+    let mut aside = false;
     for (i, t) in w.iter().enumerate() {
         let t = t.as_str();
         if matches!(t, "and" | "but" | "," | "so" | "then") {
             start = true;
+            aside = false;
+            continue;
+        }
+        // an aside after a comma says nothing of its own (", as they prefer", ", as agreed")
+        if start && t == "as" && i > 0 && w[i - 1] == "," {
+            aside = true;
+        }
+        if aside {
             continue;
         }
         if start {
@@ -618,6 +627,45 @@ fn keyed(w: &[String]) -> Option<(String, Option<String>, bool, bool, bool)> {
             return Some(("delivery_time".into(), Some((*t).clone()), true, no_longer || now, used_to));
         }
     }
+    // when calls are wanted: "prefers calls after 2 pm", "would rather be called after 2 pm",
+    // "Call Ana Rossi after 4 pm, as they prefer" (the time with its preposition: "before 2 pm" is
+    // another value)
+    let wants = |x: &String| matches!(x.as_str(), "prefers" | "prefer" | "rather" | "wants" | "want" | "likes" | "like");
+    if let Some(p) = w.iter().position(|x| matches!(x.as_str(), "call" | "calls" | "called" | "calling")) {
+        let timeish = |x: &String| x.starts_with(|c: char| c.is_ascii_digit()) || matches!(x.as_str(), "am" | "pm" | "a.m." | "p.m." | "noon" | "midnight" | "morning" | "afternoon" | "evening" | "and");
+        let at = (p + 1..w.len().min(p + 6)).find(|&k| matches!(w[k].as_str(), "after" | "before" | "between" | "until" | "in") && w.get(k + 1).is_some_and(|x| timeish(x) || x == "the"));
+        if let Some(k) = at.filter(|_| w.iter().any(wants) && !w.iter().any(|x| NEGATIONS.contains(&x.as_str()))) {
+            let time: Vec<&str> = w[k + 1..].iter().filter(|x| x.as_str() != "the").take_while(|x| timeish(x)).map(String::as_str).collect();
+            if time.iter().any(|x| x.starts_with(|c: char| c.is_ascii_digit()) || matches!(*x, "noon" | "midnight" | "morning" | "afternoon" | "evening")) {
+                return Some(("call_time".into(), Some(format!("{} {}", w[k], time.join(" "))), true, no_longer || now, used_to));
+            }
+        }
+    }
+    // how long a customer has to return items: "may return items within 60 days", "has 60 days to
+    // return items", "the return window for customer cus_1 is 60 days"
+    let returning = (0..w.len()).any(|k| matches!(w[k].as_str(), "return" | "returns") || w[k] == "returned" && k > 0 && w[k - 1] == "be");
+    if returning && w.iter().any(|x| matches!(x.as_str(), "items" | "window" | "purchases" | "products" | "orders"))
+        && !w.iter().any(|x| NEGATIONS.contains(&x.as_str()))
+    {
+        // in days ("two weeks" is "14 days"); a month is not a fixed number of days, so months stay
+        const SMALL: &[&str] = &["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
+        let count = |t: &str| t.parse::<u32>().ok().or_else(|| SMALL.iter().position(|x| *x == t).map(|n| n as u32));
+        let spans: Vec<String> = w
+            .windows(2)
+            .filter_map(|p| {
+                let n = count(&p[0])?;
+                match p[1].as_str() {
+                    "day" | "days" => Some(format!("{n} days")),
+                    "week" | "weeks" => Some(format!("{} days", n * 7)),
+                    "month" | "months" => Some(format!("{n} months")),
+                    _ => None,
+                }
+            })
+            .collect();
+        if let [v] = spans.as_slice() {
+            return Some(("return_window".into(), Some(v.clone()), true, no_longer || now, used_to));
+        }
+    }
     for k in heads(w) {
         let t = w[k].as_str();
         // "was on the Basic plan", "were married": a state that held, not one that holds
@@ -654,7 +702,7 @@ fn keyed(w: &[String]) -> Option<(String, Option<String>, bool, bool, bool)> {
                     return Some(("employer".into(), Some(v), !negated(k), false, true));
                 }
             }
-            ("works" | "work", Some("as")) => {
+            ("works" | "work", Some("as")) | ("employed", Some("as")) => {
                 if let Some(v) = value_at(w, k + 2).filter(|v| !matches!(v.as_str(), "team" | "group" | "unit" | "volunteer")) {
                     return Some(("job".into(), Some(v), !negated(k) && !no_longer, no_longer || now, used_to));
                 }
@@ -1067,7 +1115,7 @@ pub fn extends(a: &str, b: &str) -> bool {
 }
 
 /// Whether two texts name the same things: the same proper names (words capitalised inside a
-/// sentence), numbers and identifiers. One claim in other words names what the other names
+/// sentence, or opening it where they are no common word), numbers and identifiers. One claim in other words names what the other names
 /// ("Gil Silva resides in Lyon" / "Gil Silva's home is in Lyon"); "invoices by post to Leeds" and
 /// "… to Porto" do not.
 pub fn same_names(a: &str, b: &str) -> bool {
@@ -1079,7 +1127,12 @@ pub fn same_names(a: &str, b: &str) -> bool {
             let w = w.strip_suffix("'s").or_else(|| w.strip_suffix("’s")).unwrap_or(&w).to_owned();
             if !w.is_empty() {
                 let digit = w.chars().any(|c| c.is_ascii_digit());
-                let proper = !first && w.chars().next().is_some_and(char::is_uppercase);
+                // capitalised inside a sentence, or at its start where no common word is
+                // ("Amir Weber prefers …", not "Call Amir Weber …")
+                let common = |x: &str| {
+                    lexicon::is_lemma(x) || lexicon::is_lemma(&lexicon::lemma(x)) || [STOP, ARTICLES, PRONOUNS, FIRST_PERSON, QUESTION_OPENERS, NEGATIONS].iter().any(|l| l.contains(&x))
+                };
+                let proper = w.chars().next().is_some_and(char::is_uppercase) && (!first || !common(&w.to_lowercase()));
                 if digit || proper {
                     out.insert(w.to_lowercase());
                 }
@@ -1163,6 +1216,13 @@ fn claim(w: &[String], speaker: Option<&str>) -> Claim {
     // in a speaker's text a state without a subject ("living in the city, …") is not said of anyone
     let unowned = speaker.is_some() && subj.is_none();
     if let Some((attr, value, positive, change, past)) = keyed(pred).filter(|_| !unowned) {
+        // a subject named after "for" ("the return window for customer cus_1 is 60 days")
+        if c.subject.is_none() {
+            c.subject = (0..pred.len()).filter(|&k| pred[k] == "for").find_map(|k| {
+                let k = k + 1 + usize::from(pred.get(k + 1).is_some_and(|x| matches!(x.as_str(), "customer" | "user" | "client" | "account")));
+                pred.get(k).filter(|x| is_id(x)).cloned()
+            });
+        }
         c.kind = Kind::State;
         c.attribute = Some(attr);
         c.value = value;
@@ -1294,7 +1354,12 @@ fn agreement(attribute: &str, a: &str, b: &str, wa: &[String], wb: &[String]) ->
         return Agreement::Compatible;
     }
     // one diet is not another ("vegan" / "vegetarian": a change of diet), one day another
-    if matches!(attribute, "diet" | "birthday" | "delivery_time") {
+    // a time of day named by the clock and one by its part of the day ("between 9 and 11 a.m." /
+    // "in the morning") may be one
+    if attribute == "call_time" && a.contains(|c: char| c.is_ascii_digit()) != b.contains(|c: char| c.is_ascii_digit()) {
+        return Agreement::Compatible;
+    }
+    if matches!(attribute, "diet" | "birthday" | "delivery_time" | "call_time" | "return_window") {
         return Agreement::Other;
     }
     // one named in the other's sentence: a place within a place ("Lisbon, Portugal"), a name with
@@ -1586,6 +1651,33 @@ mod tests {
     }
 
     #[test]
+    fn call_times_return_windows_and_trades_are_keyed() {
+        for (a, b, attr) in [
+            ("Amir Weber would rather be called after 2 pm.", "Amir Weber prefers calls after 2 pm.", "call_time"),
+            ("Call Amir Weber after 2 pm, as they prefer.", "Amir Weber prefers calls after 2 pm.", "call_time"),
+            ("cus_199 has 60 days to return items.", "Customer cus_199 may return items within 60 days.", "return_window"),
+            ("The return window for customer cus_199 is 60 days.", "Customer cus_199 may return items within 60 days.", "return_window"),
+            ("Our return window is two weeks.", "Items may be returned within 14 days.", "return_window"),
+            ("Jonas Petrov is employed as a lawyer.", "Jonas Petrov is a lawyer.", "job"),
+        ] {
+            assert_eq!(rel(a, b), Relation::Same { attribute: attr.into() }, "{a} / {b}");
+        }
+        for (a, b, attr) in [
+            ("Amir Weber prefers calls before 2 pm.", "Amir Weber prefers calls after 2 pm.", "call_time"),
+            ("Amir Weber prefers calls after 3 pm.", "Amir Weber prefers calls after 2 pm.", "call_time"),
+            ("Customer cus_199 may return items within 45 days.", "Customer cus_199 may return items within 60 days.", "return_window"),
+        ] {
+            assert_eq!(rel(a, b), Relation::Conflict { attribute: attr.into(), change: false }, "{a} / {b}");
+        }
+        assert_eq!(rel("Our return window is 30 days.", "Our return window is two weeks."), Relation::Conflict { attribute: "return_window".into(), change: false });
+        assert!(matches!(rel("cust_7714 wants calls between 9 and 11 a.m.", "cust_7714 wants calls in the morning."), Relation::Compatible(_)));
+        // another customer's window, a call not wanted, an order returned
+        assert!(matches!(rel("The return window for customer cus_114 is 60 days.", "Customer cus_199 may return items within 45 days."), Relation::Compatible(_)));
+        assert!(!matches!(rel("Amir Weber does not want calls after 2 pm.", "Amir Weber prefers calls after 2 pm."), Relation::Same { .. }));
+        assert!(!matches!(rel("cus_199 returned 2 items within 30 days.", "Customer cus_199 may return items within 60 days."), Relation::Conflict { .. }));
+    }
+
+    #[test]
     fn not_a_conflict() {
         // another subject, another speaker, a past state, another attribute, another topic
         for (a, b) in [
@@ -1706,6 +1798,10 @@ mod tests {
         assert!(!extends("Customer cus_77 wants paper invoices.", "Customer cus_77 wants paper invoices sent to the Lisbon office."));
         assert!(same_names("Gil Silva resides in Lyon.", "Gil Silva's home is in Lyon."));
         assert!(same_names("Prefers SMS for order updates", "Would like order updates by SMS"));
+        assert!(same_names("Lives in Berlin", "Home is in Berlin"));
+        // a name opening one sentence and inside the other is the same name
+        assert!(same_names("Call Karl Moreau after 5 pm, as they prefer.", "Karl Moreau prefers calls after 5 pm."));
+        assert!(!same_names("Call Karl Moreau after 5 pm.", "Rosa Moreau prefers calls after 5 pm."));
         assert!(!same_names("Ana Nieminen wants invoices sent by post to Leeds.", "Ana Nieminen wants invoices sent by post to Porto."));
     }
 }
