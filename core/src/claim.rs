@@ -128,8 +128,10 @@ pub enum Relation {
     /// Each is one event (or one an event and the other a statement), in a record (no speaker):
     /// it contradicts the other only by a denial (a negation, an antonym, swapped roles: events
     /// accumulate, another day or amount is another event), unless both are one event
-    /// (`same_instance`: one thing and one action, one order delivered on two dates).
-    Events { same_instance: bool },
+    /// (`same_instance`: one thing and one action, one order delivered on two dates), or both
+    /// tell of one thing outcomes that exclude each other (`opposed`: a refund approved and
+    /// declined, an item kept and returned).
+    Events { same_instance: bool, opposed: bool },
     /// Each is one value among several of the same subject, in a record: it contradicts the
     /// other only by denying it (a negation, an antonym, swapped roles), never by another value.
     Values,
@@ -287,6 +289,14 @@ const LIFECYCLE: &[(&str, &str)] = &[
     ("start", "finish"), ("start", "stop"), ("begin", "end"), ("begin", "finish"), ("activate", "deactivate"), ("enable", "disable"),
     ("lock", "unlock"), ("pause", "resume"), ("suspend", "resume"), ("suspend", "reinstate"), ("send", "receive"),
     ("ship", "receive"), ("ship", "return"), ("deliver", "return"), ("borrow", "return"), ("check", "resolve"),
+];
+
+/// Outcomes that exclude each other for one thing (a request approved or declined, an item kept
+/// or returned, a parcel lost or delivered).
+const OPPOSED: &[(&str, &str)] = &[
+    ("approve", "decline"), ("approve", "reject"), ("approve", "deny"), ("accept", "reject"), ("accept", "decline"),
+    ("grant", "deny"), ("keep", "return"), ("grow", "shrink"), ("increase", "decrease"), ("rise", "fall"), ("win", "lose"),
+    ("pass", "fail"), ("succeed", "fail"), ("cancel", "deliver"), ("lose", "deliver"),
 ];
 
 /// Actions that happen to a customer or a person once.
@@ -1266,7 +1276,11 @@ fn claim(w: &[String], speaker: Option<&str>) -> Claim {
     // Portugal is 23%"): the statement is of a state
     let copula_after = verb_at.is_some_and(|v| pred[v + 1..].iter().any(|t| matches!(t.as_str(), "is" | "are")));
     let verb_at = verb_at.filter(|_| speaker.is_some() || !copula_after);
-    let event = if speaker.is_some() { instance || anchored || verb_at.is_some() || planned } else { verb_at.is_some() };
+    // a running count is a state of now ("has placed twelve orders in total", "has paid 3
+    // invoices so far"), not an event
+    let tally = find_seq(pred, &["in", "total"]).is_some() || has(pred, "altogether") || find_seq(pred, &["so", "far"]).is_some()
+        || find_seq(pred, &["to", "date"]).is_some();
+    let event = !tally && if speaker.is_some() { instance || anchored || verb_at.is_some() || planned } else { verb_at.is_some() };
     if event {
         c.kind = Kind::Event;
         return c;
@@ -1515,7 +1529,23 @@ pub fn relate(a: &Analysis, b: &Analysis) -> Relation {
         let once_in_a_life = x.subject.is_some()
             && x.subject == y.subject
             && matches!((action(x), action(y)), (Some(p), Some(q)) if p == q && ONCE_IN_A_LIFE.contains(&p.as_str()));
-        return Relation::Events { same_instance: ((shared || swapped || one_subject) && same_action) || once_in_a_life };
+        let one_thing = shared || swapped || one_subject;
+        // (of the same object: "returned a blender" / "kept the toaster" of one order are two)
+        let other_thing = |c: &Claim, o: &Claim| {
+            c.words.iter().any(|t| {
+                t.chars().all(char::is_alphabetic)
+                    && !o.words.contains(t)
+                    && !past_tense(t)
+                    && !STOP.contains(&t.as_str())
+                    && !ARTICLES.contains(&t.as_str())
+                    && !PRONOUNS.contains(&t.as_str())
+                    && lexicon::parts_of_speech(&lexicon::lemma(t)) == [lexicon::Pos::Noun]
+            })
+        };
+        let opposed = one_thing
+            && !(other_thing(x, y) && other_thing(y, x))
+            && matches!((action(x), action(y)), (Some(p), Some(q)) if OPPOSED.iter().any(|(u, v)| (p == *u && q == *v) || (p == *v && q == *u)));
+        return Relation::Events { same_instance: (one_thing && same_action) || once_in_a_life, opposed };
     }
     if has(Kind::Multi) {
         if spoken || !same_subject(&x.subject, &y.subject) {
@@ -1594,7 +1624,14 @@ mod tests {
             assert_eq!(rel(a, b), Relation::Compatible("lifecycle"), "{a} / {b}");
         }
         // two outcomes of one step are not two steps
-        assert!(matches!(rel("The refund request for ord_9090 was approved.", "The refund request for ord_9090 was declined."), Relation::Events { .. }));
+        assert!(matches!(rel("The refund request for ord_9090 was approved.", "The refund request for ord_9090 was declined."), Relation::Events { opposed: true, .. }));
+        assert!(matches!(rel("cust_3142 kept the blender from ord_6230.", "cust_3142 returned the blender from ord_6230."), Relation::Events { opposed: true, .. }));
+        // of two things, or one step after another: nothing opposed
+        assert!(matches!(rel("cust_3142 returned a blender from ord_6230.", "cust_3142 kept the toaster from ord_6230."), Relation::Events { opposed: false, .. }));
+        assert!(matches!(rel("The refund request for ord_9090 was approved.", "The refund request for ord_9091 was declined."), Relation::Compatible(_)));
+        assert!(matches!(rel("ord_9090 was shipped.", "ord_9090 was returned."), Relation::Compatible("lifecycle")));
+        // a running count is no event: another count of it is another value
+        assert_eq!(rel("cust_2601 has placed twelve orders in total.", "cust_2601 has placed 21 orders in total."), Relation::Generic);
     }
 
     #[test]
@@ -1775,7 +1812,7 @@ mod tests {
 
     #[test]
     fn one_event_is_one_thing_and_one_action() {
-        let same = |a: &str, b: &str| matches!(rel(a, b), Relation::Events { same_instance: true });
+        let same = |a: &str, b: &str| matches!(rel(a, b), Relation::Events { same_instance: true, .. });
         // one order delivered on two dates: one event told two ways
         assert!(same("ord_7002 was delivered on 2026-03-01.", "ord_7002 was delivered on March 2nd, 2026."));
         // roles swapped between the same two: events that meet (the comparison finds the swap)

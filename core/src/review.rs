@@ -562,7 +562,13 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
                     // event (one thing, one action: one order shipped on two dates), else only to
                     // deny each other; and one value among several meets another only to deny it.
                     // Never on the judge's word alone.
-                    Relation::Events { same_instance } => {
+                    // outcomes of one thing that exclude each other ("approved" / "declined",
+                    // "kept" / "returned"): the rules alone, a supersede left to a person
+                    Relation::Events { opposed: true, .. } => {
+                        below_judge = Some(("outcome", None));
+                        return Some((*n, "outcome".to_owned()));
+                    }
+                    Relation::Events { same_instance, .. } => {
                         if !same_instance {
                             rules = rules.filter(|d| matches!(d, Difference::Negation | Difference::Antonym | Difference::Roles));
                         }
