@@ -14,7 +14,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pipeline import Db  # noqa: E402
 from report import render  # noqa: E402
-from sets import ROOT, SETS, SMOKE, Ctx  # noqa: E402
+from sets import ROOT, SETS, SMOKE, Ctx, Row  # noqa: E402
 
 
 def parse(argv):
@@ -117,10 +117,13 @@ def main(argv=None):
         res["seconds"] = time.time() - s0
         out[name] = res
         print(f"   {name}: {res['seconds']:.0f} s", file=sys.stderr, flush=True)
-    # what embedded and judged: from the per-record results written by the sets
+    # what embedded and judged: from the per-record results written by the sets; and how many
+    # reviews asked the learned judge (review asks it only where the claims and the rules leave a
+    # pair open: each pair costs two forward passes)
     models, judges = set(), set()
     for name in a.sets:
         path = os.path.join(records_dir, f"{name}.jsonl")
+        asked = reviewed = pairs = 0
         if os.path.exists(path):
             with open(path, encoding="utf-8") as f:
                 for line in f:
@@ -129,6 +132,13 @@ def main(argv=None):
                         models.add(o["embedding_model"])
                     if o.get("judge_model"):
                         judges.add(o["judge_model"])
+                    if "judge_pairs" in o:
+                        reviewed += 1
+                        asked += o["judge_pairs"] > 0
+                        pairs += o["judge_pairs"]
+        if reviewed and "rows" in out.get(name, {}):
+            out[name]["rows"].append(Row("reviews that asked the learned judge", asked, reviewed,
+                                         note=f"{pairs} pairs in all, {pairs / reviewed:.3f} a review"))
     meta["embedding_models"], meta["judge_models"] = sorted(models), sorted(judges)
     meta["seconds"] = time.time() - t0
     lib1 = library()

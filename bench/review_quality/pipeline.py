@@ -62,7 +62,7 @@ class Db:
 
 
 REVIEW_COLS = ("id, status, reviewer, reason, duplicate_of_id, contradicts_id, contradiction_resolution, "
-               "similarity, reviewer_notes, judge_model")
+               "similarity, reviewer_notes, judge_model, coalesce(jsonb_array_length(judge_scores), 0)")
 
 
 class Agent:
@@ -89,7 +89,7 @@ class Agent:
                 cur.execute(f"SELECT {REVIEW_COLS} FROM memory_fabric.review_candidate(candidate_id => %s)",
                             (out["candidate_id"],))
                 (out["review_id"], out["status"], out["reviewer"], out["reason"], out["duplicate_of"], out["contradicts"],
-                 out["resolution"], out["similarity"], out["notes"], out["judge_model"]) = cur.fetchone()
+                 out["resolution"], out["similarity"], out["notes"], out["judge_model"], out["judge_pairs"]) = cur.fetchone()
                 automatic = out["reviewer"] == "auto" and (
                     out["status"] == "pending_promotion"
                     or (out["status"] == "contradicts" and out["resolution"] in ("supersede", "coexist")))

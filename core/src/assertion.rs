@@ -196,6 +196,12 @@ pub struct Comparison {
     /// A word both say stands elsewhere in one of them ("Nine episodes ordered were broadcast" /
     /// "Nine broadcast episodes were ordered").
     pub reordered: bool,
+    /// One side has content words (not numbers) the other does not, or a more general word, or
+    /// a preposition that says more ("Shipping for ord_1180 costs ¥500" / "ord_1180 costs
+    /// ¥3,000").
+    pub more_words: bool,
+    /// A number of either side is a bound ("over $500", "at least three", "before noon").
+    pub bounds: bool,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -559,7 +565,8 @@ pub fn parse(text: &str) -> Assertion {
                 }
                 if let Some(m) = toks.get(i).and_then(|t| if let Tok::Word(w) = t { month(w) } else { None }).filter(|_| day) {
                     i += 1;
-                    let year = year_at(&toks, &mut i, false);
+                    // "9 October 1933", "9 October, 1933"
+                    let year = year_at(&toks, &mut i, true);
                     quantity(&mut items, date(&year, m, value), negating, clause, bounded);
                     continue;
                 }
@@ -866,8 +873,9 @@ fn fronted(a: &Assertion, b: &Assertion, pairs: &[(usize, usize)]) -> Option<std
 pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
     // Different identifiers on both sides: about different subjects.
     let ids_equal = a.ids == b.ids;
+    let bounded = a.numbers.iter().chain(&b.numbers).any(|q| q.bound.is_some());
     if !a.ids.is_empty() && !b.ids.is_empty() && a.ids.iter().any(|x| !b.ids.contains(x)) && b.ids.iter().any(|x| !a.ids.contains(x)) {
-        return Comparison { difference: None, equivalent: false, other_subjects: true, quantities: !a.numbers.is_empty() || !b.numbers.is_empty(), other_words: false, same_values: false, reordered: false };
+        return Comparison { difference: None, equivalent: false, other_subjects: true, quantities: !a.numbers.is_empty() || !b.numbers.is_empty(), other_words: false, same_values: false, reordered: false, more_words: false, bounds: bounded };
     }
     let numbers_equal = same_numbers(&a.numbers, &b.numbers);
     let pairs = align(&a.words, &b.words);
@@ -887,6 +895,7 @@ pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
     let mut leftover = false;
     let mut other_words = false;
     let mut reordered = false;
+    let mut more_words = false;
     let mut swaps: Vec<(Vec<&Word>, Vec<&Word>)> = Vec::new();
     let (mut pi, mut pj) = (0usize, 0usize);
     let bounds = pairs.iter().copied().chain(std::iter::once((a.words.len(), b.words.len())));
@@ -914,6 +923,7 @@ pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
         let says_more = |w: &Word| is_prep(&w.lemma) && !light_prep(&w.lemma);
         if ga.iter().any(|w| says_more(w) && !moved(w, true)) || gb.iter().any(|w| says_more(w) && !moved(w, false)) {
             leftover = true;
+            more_words = true;
         }
         // a word both say at different places: the same words, maybe not the same statement
         // ("Nine episodes ordered were broadcast" / "Nine broadcast episodes were ordered")
@@ -991,6 +1001,7 @@ pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
         let rest_b: Vec<&Word> = content_b.iter().enumerate().filter(|(k, _)| !used_b[*k]).map(|(_, w)| *w).collect();
         if general || !rest_a.is_empty() || !rest_b.is_empty() {
             leftover = true;
+            more_words = true;
         }
         // another value at the same place, in a statement that is otherwise the same: at least
         // as many words in common as swapped (or kinds of one thing, like "a man" / "a woman")
@@ -1008,7 +1019,7 @@ pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
         difference = None;
     }
     let equivalent = difference.is_none() && !leftover && !reordered && numbers_equal && ids_equal && !role_swap;
-    Comparison { difference, equivalent, other_subjects: false, quantities: !a.numbers.is_empty() || !b.numbers.is_empty(), other_words, same_values: numbers_equal && ids_equal && !role_swap, reordered }
+    Comparison { difference, equivalent, other_subjects: false, quantities: !a.numbers.is_empty() || !b.numbers.is_empty(), other_words, same_values: numbers_equal && ids_equal && !role_swap, reordered, more_words, bounds: bounded }
 }
 
 /// How `a` and `b` differ in what they assert, if they do.
@@ -1068,6 +1079,7 @@ mod tests {
         assert_eq!(d("Returns are accepted within 30 days.", "Returns are accepted within 45 days."), Some(Difference::Number));
         assert_eq!(d("The contract renews on 2026-03-01.", "The contract renews on 2026-04-01."), Some(Difference::Number));
         assert!(texts_equivalent("The contract renews on 2026-03-01.", "The contract renews on March 1st, 2026."));
+        assert!(texts_equivalent("Ján Sokol was born on October 9, 1933.", "Ján Sokol was born on 9 October, 1933."));
         assert_eq!(d("Refunds within 30 days.", "Refunds within 30 days for orders over 50 dollars."), None);
         assert!(texts_equivalent("Order 007 shipped.", "Order 7 shipped."));
         assert!(texts_equivalent("The refund was $1,250.00.", "The refund was 1250 USD."));

@@ -599,9 +599,15 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
                     Some(_) if cmp.equivalent || cmp.other_subjects => None,
                     _ if judge_configured => (n.judge == Some(true)).then(|| (*n, "judge".to_owned())),
                     // opposite words in a statement otherwise the same ("before" / "after",
-                    // "inside" / "outside", "approved" / "declined") the rules read better than
-                    // the judge: their finding alone, the judge not asked
-                    Some(_) if matches!(rules, Some(Difference::Preposition | Difference::Antonym)) && !cmp.other_words => {
+                    // "inside" / "outside", "approved" / "declined"), or another number, date or
+                    // amount, not a bound, in a statement that says nothing else ("the SLA is 2
+                    // hours" / "… 2 days") the rules read better than the judge: their finding
+                    // alone, the judge not asked
+                    Some(_)
+                        if !cmp.other_words
+                            && (matches!(rules, Some(Difference::Preposition | Difference::Antonym))
+                                || (rules == Some(Difference::Number) && !cmp.more_words && !cmp.bounds)) =>
+                    {
                         let d = rules.unwrap();
                         below_judge = Some((d.as_str(), None));
                         Some((*n, d.as_str().to_owned()))
@@ -1059,7 +1065,9 @@ mod tests {
 
     #[test]
     fn the_learned_judge_decides_free_text_contradictions() {
-        let s = Subject { text: "The west gate opens at 10 am.", intent_id: None, source: "agent", evidence_count: 0, ..seed() };
+        // (a statement that says more than the other beside another time: the rules' finding
+        // needs the judge; see another_number_alone_needs_no_judge)
+        let s = Subject { text: "The west gate opens at 10 am for deliveries.", intent_id: None, source: "agent", evidence_count: 0, ..seed() };
         let base = || {
             let mut m = n("pm_w", "The west gate opens at 9 am.", 0.7);
             m.intent_scope = None;
@@ -1187,8 +1195,24 @@ mod tests {
     }
 
     #[test]
-    fn a_finding_may_lower_the_judges_bar_to_nothing() {
+    fn another_number_alone_needs_no_judge() {
+        // another time, amount or count at one place of a statement that says nothing else: the
+        // rules alone, whatever the judge would say; a supersede then waits for a person
         let s = Subject { text: "The west gate opens at 10 am.", intent_id: None, source: "agent", evidence_count: 0, ..seed() };
+        let mut m = n("pm_w", "The west gate opens at 9 am.", 0.7);
+        m.intent_scope = None;
+        let v = with_judge(&s, &[judged(m.clone(), [0.64, 0.3, 0.06], [0.6, 0.3, 0.1])]);
+        assert_eq!((v.status, v.reason.as_deref()), (Status::Contradicts, Some("contradiction:number")));
+        // a bound is no value ("after 9 am" / "after 10 am" may both hold): the judge's word
+        let s = Subject { text: "The west gate opens after 10 am.", intent_id: None, source: "agent", evidence_count: 0, ..seed() };
+        let mut m = n("pm_w", "The west gate opens after 9 am.", 0.7);
+        m.intent_scope = None;
+        assert_eq!(with_judge(&s, &[judged(m, [0.64, 0.3, 0.06], [0.6, 0.3, 0.1])]).status, Status::PendingPromotion);
+    }
+
+    #[test]
+    fn a_finding_may_lower_the_judges_bar_to_nothing() {
+        let s = Subject { text: "The west gate opens at 10 am for deliveries.", intent_id: None, source: "agent", evidence_count: 0, ..seed() };
         let mut m = n("pm_w", "The west gate opens at 9 am.", 0.7);
         m.intent_scope = None;
         let m = judged(m, [0.64, 0.3, 0.06], [0.6, 0.3, 0.1]);
