@@ -58,7 +58,8 @@ rh=$(run memory_fabric/hash-384-v1 recall); rs=$(run sentence-transformers/all-M
 
 # Review with the learned judge. 200 users of tenant t_judge, each with one promoted memory (its
 # own scope), and two candidates each: one on the memory's topic (its one neighbour past the
-# same-topic gate: the judge reads the pair both ways) and one on another topic (none past it).
+# same-topic gate, a generic statement denied, which the claims and the rules leave to the judge:
+# it reads the pair both ways) and one on another topic (none past it).
 # Reviewing a candidate again records a new review, so each transaction reviews one of them.
 users=200
 mf_psql -d "$db" -q -v users=$users >/dev/null <<'SQL'
@@ -67,14 +68,14 @@ SELECT count(*) FROM memory_fabric.grant_tenant('bench_embed_agent', 't_judge');
 SET memory_fabric.builtin_model = 'sentence-transformers/all-MiniLM-L6-v2';
 SELECT count(memory_fabric.promote(r.candidate_id))
 FROM generate_series(1, :users) n,
-     memory_fabric.capture_memory('t_judge', 'Customer ' || n || ' wants every invoice sent by email.', 'agent', 'INTERNAL',
+     memory_fabric.capture_memory('t_judge', 'The courier for site ' || n || ' rings the bell on arrival.', 'agent', 'INTERNAL',
                                   user_id => 'u' || n) c,
      memory_fabric.review_candidate(c.id) r;
 CREATE TABLE public.bench_judge_ids (n int, topic text, id text, PRIMARY KEY (n, topic));
 INSERT INTO public.bench_judge_ids
 SELECT n, t.topic, (memory_fabric.capture_memory('t_judge', format(t.text, n), 'agent', 'INTERNAL', user_id => 'u' || n)).id
 FROM generate_series(1, :users) n,
-     (VALUES ('same', 'Customer %s wants every invoice sent by post, never by email.'),
+     (VALUES ('same', 'The courier for site %s never rings the bell on arrival.'),
              ('other', 'The warehouse of region %s closes at noon on Saturdays.')) t(topic, text);
 GRANT SELECT ON public.bench_judge_ids TO bench_embed_agent;
 SQL

@@ -68,6 +68,7 @@ psql_ -d $db -f bench/sql/setup.sql > /dev/null
 run=$(psql_ -At -d $db -c "INSERT INTO bench.runs (n) SELECT coalesce(max(n) + 1, 0) FROM bench.runs RETURNING n")
 nprobes=$([ $smoke = 1 ] && echo 1000 || echo 20000)
 nreview=$([ $smoke = 1 ] && echo 100 || echo 2000)
+njudge=$([ $smoke = 1 ] && echo 200 || echo 2000)
 csum=0; for c in ${clients//,/ }; do csum=$((csum + c)); done
 npromote=$(( txns * csum + (smoke ? 20 : 200) ))
 results=$out/results.tsv
@@ -79,7 +80,7 @@ bench_op() { # size op clients [-T secs | -t txns] user
   local log=$out/logs/$size-$op-$c; mkdir -p "$log"
   local rc=0
   (cd "$log" && "$MF_PG_BINDIR/pgbench" -n -h "$MF_PGHOST" -p "$MF_PGPORT" -U "$user" -d $db \
-      -f "$MF_ROOT/bench/sql/$op.sql" -c "$c" -j "$j" "$mode" "$n" -D npairs=$((nprobes / 2)) -D nreview=$nreview \
+      -f "$MF_ROOT/bench/sql/$op.sql" -c "$c" -j "$j" "$mode" "$n" -D npairs=$((nprobes / 2)) -D nreview=$nreview -D njudge=$njudge \
       -l --log-prefix=tx > summary.txt 2>&1) || rc=$?
   python3 "$MF_ROOT/bench/percentiles.py" "$size" "$op" "$c" "$log" >> "$results" || true
   if [ $rc != 0 ]; then mf_log "pgbench $op c=$c failed (rc=$rc), see $log/summary.txt"; tail -5 "$log/summary.txt" >&2; fi
@@ -136,9 +137,9 @@ for size in ${sizes//,/ }; do
   # every transaction draws a probe id in 1..nprobes (odd: a near-duplicate, even: a fresh fact)
   [ "$(psql_ -At -d $db -c "SELECT count(*) = $nprobes AND min(id) = 1 AND max(id) = $nprobes FROM bench.probes")" = t ] \
     || { mf_log "bench.probes does not hold ids 1..$nprobes"; exit 1; }
-  psql_ -d $db -v nreview=$nreview -v npromote=$npromote -f bench/sql/pools.sql
+  psql_ -d $db -v nreview=$nreview -v npromote=$npromote -v njudge=$njudge -f bench/sql/pools.sql
   for c in ${clients//,/ }; do
-    for op in capture_vec plain_insert capture_text review recall_noquery recall_vec recall_text; do
+    for op in capture_vec plain_insert capture_text review review_judged recall_noquery recall_vec recall_text; do
       bench_op "$size" "$op" "$c" -T "$seconds" bench_agent
     done
     bench_op "$size" exact_scan "$c" -T "$seconds" "$MF_PGUSER"
