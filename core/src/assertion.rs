@@ -442,8 +442,29 @@ struct Item {
     clause: usize,
 }
 
+/// Labels a note may open with ("FYI, …", "Reminder - …", "Important: …"): they say nothing of
+/// what the note states.
+const LABELS: &[&str] = &["fyi", "note", "reminder", "important", "update", "heads up", "heads-up", "ps", "p.s.", "nb", "n.b.", "btw"];
+
+/// `text` without a leading label and its separator (a colon, a comma or a dash): what review
+/// compares and what the learned judge reads.
+pub fn without_label(text: &str) -> &str {
+    let t = text.trim_start();
+    for l in LABELS {
+        let Some(head) = t.get(..l.len()).filter(|h| h.eq_ignore_ascii_case(l)) else { continue };
+        let rest = &t[head.len()..];
+        let sep = rest.trim_start();
+        if let Some(after) = sep.strip_prefix([':', ',', '-', '\u{2013}', '\u{2014}']) {
+            if after.starts_with(char::is_whitespace) && !after.trim().is_empty() {
+                return after.trim_start();
+            }
+        }
+    }
+    text
+}
+
 pub fn parse(text: &str) -> Assertion {
-    let toks = lex(&normalize(text));
+    let toks = lex(&normalize(without_label(text)));
     let mut a = Assertion::default();
     let mut items: Vec<Item> = Vec::new();
     let mut clause = 0usize;
@@ -1133,6 +1154,18 @@ mod tests {
         // against the quantifier itself it is a denial all the same
         assert!(!denies_a_quantifier("Not all refunds over $500 need approval.", "All refunds over $500 need approval."));
         assert!(!denies_a_quantifier("The customer does not want paper invoices.", "The customer wants paper invoices."));
+    }
+
+    #[test]
+    fn a_label_says_nothing() {
+        assert_eq!(without_label("FYI, the Berlin warehouse won't ship on Sundays."), "the Berlin warehouse won't ship on Sundays.");
+        assert_eq!(without_label("Reminder - invoices go out on the 1st."), "invoices go out on the 1st.");
+        assert_eq!(without_label("Important: acct_1020 must not be charged twice."), "acct_1020 must not be charged twice.");
+        // a word that only begins like a label, or a label with nothing after it
+        assert_eq!(without_label("Notes on ord_1 are kept."), "Notes on ord_1 are kept.");
+        assert_eq!(without_label("Important things matter."), "Important things matter.");
+        assert_eq!(without_label("FYI:"), "FYI:");
+        assert!(texts_equivalent("FYI, the Berlin warehouse will not ship on Sundays.", "The Berlin warehouse will not ship on Sundays."));
     }
 
     #[test]

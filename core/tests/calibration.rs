@@ -164,7 +164,7 @@ fn learned_judge_quality_holds() {
         let score = |i: &usize| {
             let p = &pairs[*i];
             let v = |a: &str, b: &str| {
-                let v = m.judge(&judge, a, b);
+                let v = m.judge(&judge, memory_fabric_core::assertion::without_label(a), memory_fabric_core::assertion::without_label(b));
                 [v.entailment, v.neutral, v.contradiction]
             };
             (*i, JudgeScores { ab: v(&p.a, &p.b), ba: v(&p.b, &p.a) })

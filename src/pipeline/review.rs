@@ -483,6 +483,8 @@ fn judged_pair(m: &memory_fabric_core::minilm::MiniLm, judge: &memory_fabric_cor
         return v;
     }
     let p = |v: memory_fabric_core::minilm::Verdict| [v.entailment, v.neutral, v.contradiction];
+    // a label in front ("FYI, …") says nothing: the judge reads the statement
+    let (a, b) = (memory_fabric_core::assertion::without_label(a), memory_fabric_core::assertion::without_label(b));
     let (ab, ba) = m.judge_both(judge, a, b);
     let v = JudgeScores { ab: p(ab), ba: p(ba) };
     JUDGED.with(|j| {
