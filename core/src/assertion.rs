@@ -442,6 +442,11 @@ struct Item {
     clause: usize,
 }
 
+/// Verbs with a particle that mean one verb: (verb, particle, the verb they mean).
+const PHRASAL: &[(&str, &str, &str)] = &[
+    ("ask", "for", "request"), ("go", "out", "ship"), ("send", "out", "ship"), ("move", "up", "upgrade"), ("sign", "up", "register"),
+];
+
 /// Labels a note may open with ("FYI, …", "Reminder - …", "Important: …"): they say nothing of
 /// what the note states.
 const LABELS: &[&str] = &["fyi", "note", "reminder", "important", "update", "heads up", "heads-up", "ps", "p.s.", "nb", "n.b.", "btw"];
@@ -637,7 +642,15 @@ pub fn parse(text: &str) -> Assertion {
                 if FILLER.contains(&w) {
                     continue;
                 }
-                let lemma = lexicon::lemma(w);
+                let mut lemma = lexicon::lemma(w);
+                // a verb and its particle that say one verb ("asked for" a quote requested it; an
+                // order that "went out" shipped)
+                if let Some(Tok::Word(next)) = toks.get(i) {
+                    if let Some((_, _, v)) = PHRASAL.iter().find(|(verb, particle, _)| *verb == lemma && next == particle) {
+                        lemma = (*v).to_owned();
+                        i += 1;
+                    }
+                }
                 // after a form of "be": a word that is not its own lemma, nor a gerund or a plural
                 let participle = after_be && lemma != w && !w.ends_with("ing") && !w.ends_with('s');
                 if participle && pending_participle.is_none() {
@@ -1166,6 +1179,13 @@ mod tests {
         assert_eq!(without_label("Important things matter."), "Important things matter.");
         assert_eq!(without_label("FYI:"), "FYI:");
         assert!(texts_equivalent("FYI, the Berlin warehouse will not ship on Sundays.", "The Berlin warehouse will not ship on Sundays."));
+    }
+
+    #[test]
+    fn a_verb_and_its_particle() {
+        assert!(texts_equivalent("cust_3104 requested a quote for 40 laptops.", "cust_3104 asked for a quote for 40 laptops."));
+        assert!(texts_equivalent("Order 1124 went out on 20 February 2024.", "Order 1124 shipped on 20 February 2024."));
+        assert_eq!(d("Order 1124 went out on 20 February 2024.", "Order 1124 shipped on 21 February 2024."), Some(Difference::Number));
     }
 
     #[test]
