@@ -1225,6 +1225,17 @@ fn claim(w: &[String], speaker: Option<&str>) -> Claim {
     }
     // in a speaker's text a state without a subject ("living in the city, …") is not said of anyone
     let unowned = speaker.is_some() && subj.is_none();
+    // "Contoso employs Ines Fischer": Ines Fischer's employer, said the other way round
+    if let (Some(company), Some("employs")) = (subj.as_deref().and_then(|x| x.strip_prefix("name:")), pred.first().map(String::as_str)) {
+        let person: Vec<&str> = pred[1..].iter().map(String::as_str).take_while(|t| t.chars().all(char::is_alphabetic)).collect();
+        if (1..=3).contains(&person.len()) && person.len() + 1 + usize::from(pred.last().is_some_and(|t| t == ".")) == pred.len() {
+            c.kind = Kind::State;
+            c.subject = Some(format!("name:{}", person.join(" ")));
+            c.attribute = Some("employer".into());
+            c.value = Some(company.to_owned());
+            return c;
+        }
+    }
     if let Some((attr, value, positive, change, past)) = keyed(pred).filter(|_| !unowned) {
         // a subject named after "for" ("the return window for customer cus_1 is 60 days")
         if c.subject.is_none() {
@@ -1696,6 +1707,7 @@ mod tests {
             ("The return window for customer cus_199 is 60 days.", "Customer cus_199 may return items within 60 days.", "return_window"),
             ("Our return window is two weeks.", "Items may be returned within 14 days.", "return_window"),
             ("Jonas Petrov is employed as a lawyer.", "Jonas Petrov is a lawyer.", "job"),
+            ("Contoso employs Ines Fischer.", "Ines Fischer works at Contoso.", "employer"),
         ] {
             assert_eq!(rel(a, b), Relation::Same { attribute: attr.into() }, "{a} / {b}");
         }
@@ -1707,6 +1719,8 @@ mod tests {
             assert_eq!(rel(a, b), Relation::Conflict { attribute: attr.into(), change: false }, "{a} / {b}");
         }
         assert_eq!(rel("Our return window is 30 days.", "Our return window is two weeks."), Relation::Conflict { attribute: "return_window".into(), change: false });
+        assert_eq!(rel("Globex employs Ines Fischer.", "Ines Fischer works at Contoso."), Relation::Conflict { attribute: "employer".into(), change: false });
+        assert!(matches!(rel("Contoso employs Ana Silva.", "Ines Fischer works at Contoso."), Relation::Compatible(_)));
         assert!(matches!(rel("cust_7714 wants calls between 9 and 11 a.m.", "cust_7714 wants calls in the morning."), Relation::Compatible(_)));
         // another customer's window, a call not wanted, an order returned
         assert!(matches!(rel("The return window for customer cus_114 is 60 days.", "Customer cus_199 may return items within 45 days."), Relation::Compatible(_)));
