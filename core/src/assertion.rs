@@ -447,6 +447,12 @@ const PHRASAL: &[(&str, &str, &str)] = &[
     ("ask", "for", "request"), ("go", "out", "ship"), ("send", "out", "ship"), ("move", "up", "upgrade"), ("sign", "up", "register"),
 ];
 
+/// Nouns of the one who does something, before "of": the verb they mean.
+const AGENTS: &[(&str, &str)] = &[
+    ("manager", "manage"), ("owner", "own"), ("founder", "found"), ("leader", "lead"), ("holder", "hold"), ("buyer", "buy"),
+    ("seller", "sell"), ("supplier", "supply"), ("provider", "provide"), ("creator", "create"), ("director", "direct"),
+];
+
 /// Labels a note may open with ("FYI, …", "Reminder - …", "Important: …"): they say nothing of
 /// what the note states.
 const LABELS: &[&str] = &["fyi", "note", "reminder", "important", "update", "heads up", "heads-up", "ps", "p.s.", "nb", "n.b.", "btw"];
@@ -643,16 +649,20 @@ pub fn parse(text: &str) -> Assertion {
                     continue;
                 }
                 let mut lemma = lexicon::lemma(w);
+                // after a form of "be": a word that is not its own lemma, nor a gerund or a plural
+                let participle = after_be && lemma != w && !w.ends_with("ing") && !w.ends_with('s');
                 // a verb and its particle that say one verb ("asked for" a quote requested it; an
-                // order that "went out" shipped)
+                // order that "went out" shipped), or the one who does it ("the manager of the
+                // Athens team" manages it)
                 if let Some(Tok::Word(next)) = toks.get(i) {
                     if let Some((_, _, v)) = PHRASAL.iter().find(|(verb, particle, _)| *verb == lemma && next == particle) {
                         lemma = (*v).to_owned();
                         i += 1;
+                    } else if let Some((_, v)) = AGENTS.iter().find(|(noun, _)| *noun == w).filter(|_| next == "of") {
+                        lemma = (*v).to_owned();
+                        i += 1;
                     }
                 }
-                // after a form of "be": a word that is not its own lemma, nor a gerund or a plural
-                let participle = after_be && lemma != w && !w.ends_with("ing") && !w.ends_with('s');
                 if participle && pending_participle.is_none() {
                     pending_participle = Some(items.len());
                 }
@@ -1182,10 +1192,12 @@ mod tests {
     }
 
     #[test]
-    fn a_verb_and_its_particle() {
+    fn a_verb_and_its_particle_or_its_agent() {
         assert!(texts_equivalent("cust_3104 requested a quote for 40 laptops.", "cust_3104 asked for a quote for 40 laptops."));
         assert!(texts_equivalent("Order 1124 went out on 20 February 2024.", "Order 1124 shipped on 20 February 2024."));
         assert_eq!(d("Order 1124 went out on 20 February 2024.", "Order 1124 shipped on 21 February 2024."), Some(Difference::Number));
+        assert!(texts_equivalent("Ana is the manager of the Athens team.", "Ana manages the Athens team."));
+        assert!(!texts_equivalent("Ana is the manager of the Athens team.", "Ana manages the Porto team."));
     }
 
     #[test]
