@@ -286,7 +286,7 @@ impl<'a> Comparisons<'a> {
 /// A merge of a statement reworded (`repeats`): the embedder's similarity and the learned
 /// judge's entailment in both directions it needs.
 const REWORDED_SIMILARITY: f64 = 0.85;
-const REWORDED_ENTAILMENT: f64 = 0.90;
+const REWORDED_ENTAILMENT: f64 = 0.80;
 
 /// Whether `n` says what the candidate says, in the strict sense a duplicate needs: the same
 /// content, or near-identical with no differing assertion and nothing added.
@@ -314,7 +314,9 @@ fn repeats(s: &Subject<'_>, me: &Comparisons<'_>, n: &Neighbor, t: Thresholds, l
     // speaks Italian"): nothing differs by the rules, the same numbers, identifiers and names in
     // the same order, neither says more, close by the embedder and entailed both ways by the
     // learned judge (core/examples/verdicts.rs measured the bars: 0 false merges on the corpus,
-    // PAWS's word-order pairs included)
+    // PAWS's word-order pairs included, and on bench/review_quality's near-misses, at 0.80 as at
+    // 0.90 and 0.70; 0.80 merged 3 more of public.tsv's one-way entailments, each saying less
+    // than the memory or the same: "A man and woman dance." / "… dance together.")
     let rules = me.with(n);
     if n.similarity.is_some_and(|x| x >= REWORDED_SIMILARITY)
         && !different_keys(s, n)
