@@ -442,6 +442,9 @@ struct Item {
     clause: usize,
 }
 
+/// Opposites of permission WordNet does not pair ("allowed" / "forbidden").
+const PERMISSION: &[(&str, &str)] = &[("allow", "forbid"), ("allow", "prohibit"), ("permit", "forbid"), ("permit", "prohibit")];
+
 /// Verbs with a particle that mean one verb: (verb, particle, the verb they mean).
 const PHRASAL: &[(&str, &str, &str)] = &[
     ("ask", "for", "request"), ("go", "out", "ship"), ("send", "out", "ship"), ("move", "up", "upgrade"), ("sign", "up", "register"),
@@ -1020,6 +1023,9 @@ pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
                 if r == Relation::Unrelated && (x.surface != x.lemma || y.surface != y.lemma) {
                     r = lexicon::relation(&x.surface, &y.surface);
                 }
+                if r == Relation::Unrelated && PERMISSION.iter().any(|(u, v)| (x.lemma == *u && y.lemma == *v) || (x.lemma == *v && y.lemma == *u)) {
+                    r = Relation::Antonym;
+                }
                 match r {
                     Relation::Sister => sister = true,
                     Relation::Antonym if x.negated != y.negated => matched = true,
@@ -1197,6 +1203,7 @@ mod tests {
         assert!(texts_equivalent("Order 1124 went out on 20 February 2024.", "Order 1124 shipped on 20 February 2024."));
         assert_eq!(d("Order 1124 went out on 20 February 2024.", "Order 1124 shipped on 21 February 2024."), Some(Difference::Number));
         assert!(texts_equivalent("Ana is the manager of the Athens team.", "Ana manages the Athens team."));
+        assert_eq!(d("Returns without a receipt are allowed.", "Returns without a receipt are forbidden."), Some(Difference::Antonym));
         assert!(!texts_equivalent("Ana is the manager of the Athens team.", "Ana manages the Porto team."));
     }
 
