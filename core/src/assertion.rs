@@ -773,7 +773,7 @@ fn light_prep(w: &str) -> bool {
 }
 
 fn opposite(a: &str, b: &str) -> bool {
-    OPPOSITE.iter().any(|(x, y)| (*x == a && *y == b) || (*x == b && *y == a))
+    lexicon::paired(OPPOSITE, a, b)
 }
 
 /// Whether two words mean the same here: equal lemmas or synonyms (over every lemma the written
@@ -920,9 +920,10 @@ fn fronted(a: &Assertion, b: &Assertion, pairs: &[(usize, usize)]) -> Option<std
 pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
     // Different identifiers on both sides: about different subjects.
     let ids_equal = a.ids == b.ids;
+    let quantities = !a.numbers.is_empty() || !b.numbers.is_empty();
     let bounded = a.numbers.iter().chain(&b.numbers).any(|q| q.bound.is_some());
     if !a.ids.is_empty() && !b.ids.is_empty() && a.ids.iter().any(|x| !b.ids.contains(x)) && b.ids.iter().any(|x| !a.ids.contains(x)) {
-        return Comparison { difference: None, equivalent: false, other_subjects: true, quantities: !a.numbers.is_empty() || !b.numbers.is_empty(), other_words: false, same_values: false, reordered: false, more_words: false, bounds: bounded };
+        return Comparison { difference: None, equivalent: false, other_subjects: true, quantities, other_words: false, same_values: false, reordered: false, more_words: false, bounds: bounded };
     }
     let numbers_equal = same_numbers(&a.numbers, &b.numbers);
     let pairs = align(&a.words, &b.words);
@@ -964,7 +965,12 @@ pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
     if role_swap {
         note(Difference::Roles);
     }
+    // (a phrase put before the rest in one and after it in the other is no reordering: "Every
+    // month, Acme pays Globex" / "Acme pays Globex every month")
     let moved_phrase = fronted(a, b, &pairs);
+    let is_moved_phrase = |g: &[&Word]| {
+        moved_phrase.as_ref().is_some_and(|r| g.len() == r.len() && g.iter().zip(&a.words[r.clone()]).all(|(x, y)| std::ptr::eq(*x, y)))
+    };
     for (ga, gb) in &swaps {
         // a preposition only one side has says more, unless it is a light one
         let says_more = |w: &Word| is_prep(&w.lemma) && !light_prep(&w.lemma);
@@ -974,10 +980,7 @@ pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
         }
         // a word both say at different places: the same words, maybe not the same statement
         // ("Nine episodes ordered were broadcast" / "Nine broadcast episodes were ordered")
-        // (a phrase put before the rest in one and after it in the other is not: "Every month,
-        // Acme pays Globex" / "Acme pays Globex every month")
-        let the_phrase = |g: &[&Word], w: &[Word]| moved_phrase.as_ref().is_some_and(|r| g.len() == r.len() && g.iter().zip(&w[r.clone()]).all(|(x, y)| std::ptr::eq(*x, y)));
-        if ga.iter().any(|w| !is_prep(&w.lemma) && !a.ids.contains(&w.lemma) && moved(w, true)) && !the_phrase(ga, &a.words) {
+        if ga.iter().any(|w| !is_prep(&w.lemma) && !a.ids.contains(&w.lemma) && moved(w, true)) && !is_moved_phrase(ga) {
             reordered = true;
         }
         let content_a: Vec<&Word> = ga.iter().copied().filter(|w| !is_prep(&w.lemma) && !moved(w, true)).collect();
@@ -1023,7 +1026,7 @@ pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
                 if r == Relation::Unrelated && (x.surface != x.lemma || y.surface != y.lemma) {
                     r = lexicon::relation(&x.surface, &y.surface);
                 }
-                if r == Relation::Unrelated && PERMISSION.iter().any(|(u, v)| (x.lemma == *u && y.lemma == *v) || (x.lemma == *v && y.lemma == *u)) {
+                if r == Relation::Unrelated && lexicon::paired(PERMISSION, &x.lemma, &y.lemma) {
                     r = Relation::Antonym;
                 }
                 match r {
@@ -1069,7 +1072,7 @@ pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
         difference = None;
     }
     let equivalent = difference.is_none() && !leftover && !reordered && numbers_equal && ids_equal && !role_swap;
-    Comparison { difference, equivalent, other_subjects: false, quantities: !a.numbers.is_empty() || !b.numbers.is_empty(), other_words, same_values: numbers_equal && ids_equal && !role_swap, reordered, more_words, bounds: bounded }
+    Comparison { difference, equivalent, other_subjects: false, quantities, other_words, same_values: numbers_equal && ids_equal && !role_swap, reordered, more_words, bounds: bounded }
 }
 
 /// How `a` and `b` differ in what they assert, if they do.

@@ -1519,7 +1519,7 @@ pub fn relate(a: &Analysis, b: &Analysis) -> Relation {
         // one step of a thing's life after another ("opened ticket T-5095" / "closed ticket
         // T-5095", "left the warehouse" / "arrived damaged")
         if let (Some(p), Some(q)) = (action(x), action(y)) {
-            if LIFECYCLE.iter().any(|(u, v)| (p == *u && q == *v) || (p == *v && q == *u)) {
+            if lexicon::paired(LIFECYCLE, &p, &q) {
                 return Relation::Compatible("lifecycle");
             }
         }
@@ -1555,7 +1555,7 @@ pub fn relate(a: &Analysis, b: &Analysis) -> Relation {
         };
         let opposed = one_thing
             && !(other_thing(x, y) && other_thing(y, x))
-            && matches!((action(x), action(y)), (Some(p), Some(q)) if OPPOSED.iter().any(|(u, v)| (p == *u && q == *v) || (p == *v && q == *u)));
+            && matches!((action(x), action(y)), (Some(p), Some(q)) if lexicon::paired(OPPOSED, &p, &q));
         return Relation::Events { same_instance: (one_thing && same_action) || once_in_a_life, opposed };
     }
     if has(Kind::Multi) {

@@ -588,6 +588,12 @@ fn relate_ids(a: u32, b: u32) -> Relation {
     }
 }
 
+/// Whether `a` and `b` are one of `pairs`, in either order (the hand-made word pairs the rule
+/// engines keep beside WordNet: opposite prepositions, steps of a thing's life, exclusive outcomes).
+pub fn paired(pairs: &[(&str, &str)], a: &str, b: &str) -> bool {
+    pairs.iter().any(|(x, y)| (*x == a && *y == b) || (*x == b && *y == a))
+}
+
 /// How word `a` relates to word `b` (either may be inflected: both are lowercased and
 /// lemmatised here, so callers need not call [`lemma`] first).
 ///

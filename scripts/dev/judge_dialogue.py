@@ -77,6 +77,11 @@ def negate(s):
     return None
 
 
+def negations(facts):
+    """Each fact that has a negation, with it."""
+    return [(f, n) for f in facts if (n := negate(f))]
+
+
 def statement(turn):
     """A conversation turn that states something (not a question, a greeting or too short)."""
     return len(turn.split()) >= 5 and "?" not in turn and not re.match(r"(hi|hello|hey|thanks|thank you|bye)\b", turn, re.I)
@@ -121,7 +126,7 @@ def main():
                         add("same person, two facts", said(names[u], x), said(names[u], y), "neutral")
                     else:
                         add("same person, two facts", said(names[u], x, date(rng)), said(names[u], y, date(rng)), "neutral")
-                negatable = [(f, negate(f)) for f in facts if negate(f)]
+                negatable = negations(facts)
                 if negatable:
                     f, n = rng.choice(negatable)
                     when = (date(rng), date(rng)) if rng.random() < 0.5 else (None, None)
@@ -133,7 +138,7 @@ def main():
                     f = rng.choice(facts)
                     add("one fact, dated and not", said(names[u], f, date(rng)), said(names[u], f, rng.choice([None, date(rng)])), "entailment")
             # the other speaker denies what the first says of themself: no contradiction
-            negatable = [(f, negate(f)) for f in personas[0] if negate(f)]
+            negatable = negations(personas[0])
             if negatable and rng.random() < 0.5:
                 f, n = rng.choice(negatable)
                 add("a fact and its negation, two speakers", said(names[0], f), said(names[1], n), "neutral")
