@@ -48,7 +48,7 @@ const FILLER: &[&str] = &[
     "have", "has", "had", "having", "do", "does", "did", "doing", "will", "would", "shall", "also",
     "just", "please", "note", "any", "some", "their", "they", "them", "he", "she", "his", "her",
     "him", "we", "our", "us", "you", "your", "i", "me", "my", "who", "which", "whose", "whom",
-    "what", "one", "someone", "somebody", "currently", "now", "still", "s", "re", "ve", "ll", "d",
+    "what", "one", "someone", "somebody", "anyone", "anybody", "anything", "currently", "now", "still", "s", "re", "ve", "ll", "d",
     "m", "t", "so", "then", "than", "if", "via", "per", "about", "such", "each", "both",
 ];
 
@@ -305,8 +305,65 @@ fn lex(text: &str) -> Vec<Tok> {
         }
         k += 1;
     }
+    // "a week", "an hour": the number one, which takes the unit after it ("once a week", "twice a
+    // day", "$5 a month" are rates, left as they are); "a quarter of an hour": a quarter
+    const TIME_UNITS: &[&str] = &["second", "minute", "hour", "day", "week", "month", "year"];
+    let mut k = 0;
+    while k + 1 < out.len() {
+        let rate = k > 0
+            && match &out[k - 1] {
+                Tok::Number(..) | Tok::Symbol(_) => true,
+                Tok::Word(p) => {
+                    matches!(p.as_str(), "once" | "twice" | "thrice" | "times" | "per" | "every" | "quarter" | "half") || unit_of(p).is_some()
+                }
+                _ => false,
+            };
+        let quarter = k + 3 < out.len()
+            && matches!(&out[k], Tok::Word(q) if q == "quarter")
+            && matches!(&out[k + 1], Tok::Word(o) if o == "of")
+            && matches!(&out[k + 2], Tok::Word(a) if a == "a" || a == "an")
+            && matches!(&out[k + 3], Tok::Word(u) if TIME_UNITS.contains(&u.as_str()));
+        if quarter {
+            out.splice(k..k + 3, [Tok::Number(0.25, None)]);
+        } else if !rate
+            && matches!(&out[k], Tok::Word(a) if a == "a" || a == "an")
+            && matches!(&out[k + 1], Tok::Word(u) if TIME_UNITS.contains(&u.as_str()))
+        {
+            out[k] = Tok::Number(1.0, None);
+        }
+        k += 1;
+    }
+    // one word for an approximate amount ("roughly a week", "about seven days")
+    for k in 0..out.len().saturating_sub(1) {
+        if matches!(&out[k], Tok::Word(w) if matches!(w.as_str(), "roughly" | "approximately" | "around" | "approx"))
+            && matches!(out[k + 1], Tok::Number(..) | Tok::Symbol(_))
+        {
+            out[k] = Tok::Word("about".into());
+        }
+    }
+    // a day of the week beside the date it falls on says nothing more ("on Tuesday, 2026-03-10")
+    let dated = out.iter().enumerate().any(|(k, t)| match t {
+        Tok::Date(_) => true,
+        Tok::Word(w) if w != "may" && month(w).is_some() => {
+            matches!(out.get(k + 1), Some(Tok::Number(..))) || (k > 0 && matches!(out[k - 1], Tok::Number(..)))
+        }
+        _ => false,
+    });
+    if dated {
+        let mut k = 0;
+        while k < out.len() {
+            if matches!(&out[k], Tok::Word(w) if WEEKDAYS.contains(&w.as_str())) {
+                let to = if matches!(out.get(k + 1), Some(Tok::Stop)) { k + 2 } else { k + 1 };
+                out.drain(k..to);
+            } else {
+                k += 1;
+            }
+        }
+    }
     out
 }
+
+const WEEKDAYS: &[&str] = &["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
 
 fn parse_number(s: &str) -> Option<f64> {
     let t: String = s.chars().filter(|&c| c != ',').collect();
@@ -542,6 +599,11 @@ pub fn parse(text: &str) -> Assertion {
             Tok::Date(d) => quantity(&mut items, Quantity { value: d.clone(), unit: Some("date".into()), bound: None }, negating, clause, bounded),
             Tok::Id(id) => {
                 let id = id.replace('-', "_");
+                // the kind of thing an identifier names, said before it ("customer cust_6012",
+                // "order ord_5521", "a customer, cust_4410"): the identifier says it already
+                if items.last().is_some_and(|it| it.quantity.is_none() && abbreviates(&id, &it.surface)) {
+                    items.pop();
+                }
                 a.ids.insert(id.clone());
                 items.push(Item { lemma: id.clone(), surface: id, quantity: None, negated: negating, clause });
             }
@@ -629,7 +691,10 @@ pub fn parse(text: &str) -> Assertion {
                     continue;
                 }
                 if let Some((_, n)) = NUMBER_WORDS.iter().find(|(x, _)| *x == w) {
-                    if w != "half" && w != "one" {
+                    // "one" is a number where it counts ("only one", "exactly one"), not as
+                    // a pronoun ("no one", "the one", "one of")
+                    let counts = w != "one" || matches!(i.checked_sub(2).map(|k| &toks[k]), Some(Tok::Word(p)) if matches!(p.as_str(), "only" | "exactly" | "just"));
+                    if w != "half" && counts {
                         quantity(&mut items, Quantity { value: n.to_string(), unit: None, bound: None }, negating, clause, bounded);
                         continue;
                     }
@@ -725,6 +790,17 @@ pub fn parse(text: &str) -> Assertion {
     a.numbers.sort();
     a.numbers.dedup();
     a
+}
+
+/// Whether an identifier's letters before its digits ("acct" of acct_2231, two at least) are an
+/// abbreviation of `word`: its first letter, then the others in order ("account").
+fn abbreviates(id: &str, word: &str) -> bool {
+    let prefix: Vec<char> = id.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+    if prefix.len() < 2 || !word.starts_with(prefix[0]) {
+        return false;
+    }
+    let mut rest = word.chars();
+    prefix.iter().all(|p| rest.any(|c| c == *p))
 }
 
 /// The year at `toks[*i]` (after a comma too when `after_comma`: "March 1st, 2026"), taken;
@@ -1068,7 +1144,7 @@ pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
     }
     // another value beside another number ("the deposit … is $75" / "the cancellation fee … is
     // $25"): two things told apart, not one thing said two ways
-    if matches!(difference, Some(Difference::Value)) && !numbers_equal {
+    if matches!(difference, Some(Difference::Value | Difference::Number)) && other_words && !numbers_equal {
         difference = None;
     }
     let equivalent = difference.is_none() && !leftover && !reordered && numbers_equal && ids_equal && !role_swap;
@@ -1208,6 +1284,36 @@ mod tests {
         assert!(texts_equivalent("Ana is the manager of the Athens team.", "Ana manages the Athens team."));
         assert_eq!(d("Returns without a receipt are allowed.", "Returns without a receipt are forbidden."), Some(Difference::Antonym));
         assert!(!texts_equivalent("Ana is the manager of the Athens team.", "Ana manages the Porto team."));
+    }
+
+    #[test]
+    fn what_the_text_says_twice() {
+        // the kind of thing an identifier names, before it
+        assert!(texts_equivalent("cust_6012's credit limit is 5,000 dollars.", "The credit limit for customer cust_6012 is $5000."));
+        assert!(texts_equivalent("There is a customer, cust_4410, who prefers SMS reminders.", "Customer cust_4410 prefers SMS reminders."));
+        assert!(texts_equivalent("Booking bk_220 is confirmed.", "bk_220 is confirmed."));
+        // a word the identifier does not abbreviate stays
+        assert!(!texts_equivalent("Parcel ord_5 is late.", "ord_5 is late."));
+        // a day of the week beside its date
+        assert_eq!(
+            d("The onboarding call with cust_4120 is on Tuesday, 2026-03-10.", "The onboarding call with cust_4120 is on Thursday, 2026-03-12."),
+            Some(Difference::Number)
+        );
+        assert!(texts_equivalent("The call is on Tuesday, March 10, 2026.", "The call is on 2026-03-10."));
+        // without a date the weekday is the value
+        assert_eq!(d("The call is on Tuesday.", "The call is on Thursday."), Some(Difference::Value));
+    }
+
+    #[test]
+    fn a_week_a_quarter_and_only_one() {
+        assert!(texts_equivalent("Shipping to the Azores takes roughly a week.", "Shipping to the Azores takes about seven days."));
+        assert!(texts_equivalent("The SLA for P1 incidents is a quarter of an hour.", "The SLA for P1 incidents is 15 minutes."));
+        // a rate is no amount of time
+        assert!(texts_equivalent("The subscription is 59 EUR per month.", "The subscription is 59 EUR a month."));
+        assert!(!texts_equivalent("cust_1 calls once a week.", "cust_1 calls for 7 days."));
+        assert_eq!(d("cust_6045 has two active subscriptions.", "cust_6045 has only one active subscription."), Some(Difference::Number));
+        // "one" as a pronoun is no number
+        assert!(texts_equivalent("No one from the team attended.", "Nobody from the team attended."));
     }
 
     #[test]
