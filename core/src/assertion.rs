@@ -114,6 +114,8 @@ pub struct Word {
     pub negated: bool,
     /// A number, date or amount, compared by value and unit.
     pub quantity: Option<Quantity>,
+    /// "and" joins it to the next word, one word each ("speaks Spanish and Italian").
+    pub and_next: bool,
 }
 
 /// A number as the text states it: its canonical value and unit (e.g. "5000" "g", "1250" "usd",
@@ -497,6 +499,7 @@ struct Item {
     quantity: Option<Quantity>,
     negated: bool,
     clause: usize,
+    and_next: bool,
 }
 
 /// Opposites of permission WordNet does not pair ("allowed" / "forbidden").
@@ -553,6 +556,8 @@ pub fn parse(text: &str) -> Assertion {
     let mut pending_currency: Option<&'static str> = None;
     let mut bounded: Option<&str> = None;
     let mut every = Every::new(CHECK_EVERY);
+    // where each "and" falls among the items
+    let mut ands: Vec<usize> = Vec::new();
     let mut i = 0;
     let end_clause = |items: &Vec<Item>,
                           passives: &mut Vec<(usize, usize, usize, Option<usize>)>,
@@ -605,7 +610,7 @@ pub fn parse(text: &str) -> Assertion {
                     items.pop();
                 }
                 a.ids.insert(id.clone());
-                items.push(Item { lemma: id.clone(), surface: id, quantity: None, negated: negating, clause });
+                items.push(Item { lemma: id.clone(), surface: id, quantity: None, negated: negating, clause, and_next: false });
             }
             Tok::Number(x, glued) => {
                 let mut value = *x;
@@ -676,6 +681,9 @@ pub fn parse(text: &str) -> Assertion {
                 } else if !matches!(w, "than" | "to" | "of" | "at" | "and" | "or" | "equal") && unit_of(w).is_none() {
                     bounded = None;
                 }
+                if w == "and" {
+                    ands.push(items.len());
+                }
                 if CLAUSE_WORDS.contains(&w) {
                     negating = false;
                     after_be = false;
@@ -735,12 +743,17 @@ pub fn parse(text: &str) -> Assertion {
                     pending_participle = Some(items.len());
                 }
                 after_be = false;
-                items.push(Item { lemma, surface: w.to_owned(), quantity: None, negated: negating, clause });
+                items.push(Item { lemma, surface: w.to_owned(), quantity: None, negated: negating, clause, and_next: false });
             }
         }
     }
     end_clause(&items, &mut passives, &mut clause_start, &mut pending_participle, &mut agent_from, &mut agent_to);
     let _ = clause;
+    for &k in &ands {
+        if k > 0 && k < items.len() && items[k - 1].quantity.is_none() && items[k].quantity.is_none() {
+            items[k - 1].and_next = true;
+        }
+    }
 
     // Passive to active: [subject…] [participle] [between…] by [agent…] [rest…] → [agent…]
     // [participle] [subject…] [between…] [rest…], the rest being what follows the agent's noun
@@ -760,16 +773,24 @@ pub fn parse(text: &str) -> Assertion {
         new.extend(to..end);
         order.splice(start..end, new);
     }
+    order.truncate(MAX_WORDS);
     a.words = order
-        .into_iter()
-        .take(MAX_WORDS)
+        .iter()
+        .map(|&k| k)
         .map(|k| Word {
             lemma: items[k].lemma.clone(),
             surface: items[k].surface.clone(),
             negated: items[k].negated,
             quantity: items[k].quantity.clone(),
+            and_next: items[k].and_next,
         })
         .collect();
+    // "and" joins a word to the one after it only where they are still next to each other
+    for k in 0..a.words.len() {
+        if a.words[k].and_next && order.get(k + 1) != Some(&(order[k] + 1)) {
+            a.words[k].and_next = false;
+        }
+    }
     // A date written without its year takes the year of the text's other dates, if they agree.
     let years: BTreeSet<&str> = items
         .iter()
@@ -831,7 +852,7 @@ fn date(year: &str, month0: usize, day: f64) -> Quantity {
 fn quantity(items: &mut Vec<Item>, mut q: Quantity, negated: bool, clause: usize, bound: Option<&str>) {
     q.bound = bound.map(str::to_owned);
     let lemma = format!("#{}{}", q.value, q.unit.as_deref().unwrap_or(""));
-    items.push(Item { surface: lemma.clone(), lemma, quantity: Some(q), negated, clause });
+    items.push(Item { surface: lemma.clone(), lemma, quantity: Some(q), negated, clause, and_next: false });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -993,7 +1014,39 @@ fn fronted(a: &Assertion, b: &Assertion, pairs: &[(usize, usize)]) -> Option<std
     None
 }
 
+/// `a` with each two words "and" joins in one order (by lemma), if any are in the other.
+fn coordinated_in_order(a: &Assertion) -> Option<Assertion> {
+    let mut out = a.clone();
+    let mut swapped = false;
+    for k in 0..out.words.len().saturating_sub(1) {
+        let (x, y) = (&out.words[k], &out.words[k + 1]);
+        if x.and_next && y.quantity.is_none() && x.negated == y.negated && x.lemma > y.lemma {
+            out.words.swap(k, k + 1);
+            out.words[k].and_next = true;
+            out.words[k + 1].and_next = false;
+            swapped = true;
+        }
+    }
+    swapped.then_some(out)
+}
+
+/// How `a` and `b` compare; where the words of one are in another order only because two words
+/// "and" joins are ("speaks Spanish and Italian" / "speaks Italian and Spanish"), as if they
+/// were in the same.
 pub fn compare(a: &Assertion, b: &Assertion) -> Comparison {
+    let c = compare_as_written(a, b);
+    if !c.reordered {
+        return c;
+    }
+    let (ca, cb) = (coordinated_in_order(a), coordinated_in_order(b));
+    if ca.is_none() && cb.is_none() {
+        return c;
+    }
+    let again = compare_as_written(ca.as_ref().unwrap_or(a), cb.as_ref().unwrap_or(b));
+    if again.reordered { c } else { again }
+}
+
+fn compare_as_written(a: &Assertion, b: &Assertion) -> Comparison {
     // Different identifiers on both sides: about different subjects.
     let ids_equal = a.ids == b.ids;
     let quantities = !a.numbers.is_empty() || !b.numbers.is_empty();
@@ -1302,6 +1355,16 @@ mod tests {
         assert!(texts_equivalent("The call is on Tuesday, March 10, 2026.", "The call is on 2026-03-10."));
         // without a date the weekday is the value
         assert_eq!(d("The call is on Tuesday.", "The call is on Thursday."), Some(Difference::Value));
+    }
+
+    #[test]
+    fn words_and_joins_in_either_order() {
+        assert!(texts_equivalent("cust_5120 speaks Spanish and Italian.", "cust_5120 speaks Italian and Spanish."));
+        assert!(texts_equivalent("Acme and Globex signed a joint contract on 2026-01-20.", "Globex and Acme signed a joint contract on 2026-01-20."));
+        // only the two words "and" joins: the rest keeps its order
+        assert!(!texts_equivalent("cust_1 likes green tea and black coffee.", "cust_1 likes black coffee and green tea."));
+        assert_eq!(d("Ana was born in Lisbon and died in Porto.", "Ana was born in Porto and died in Lisbon."), Some(Difference::Roles));
+        assert!(!texts_equivalent("Acme pays Globex and Initech.", "Globex pays Acme and Initech."));
     }
 
     #[test]
