@@ -681,7 +681,10 @@ pub fn parse(text: &str) -> Assertion {
                 } else if !matches!(w, "than" | "to" | "of" | "at" | "and" | "or" | "equal") && unit_of(w).is_none() {
                     bounded = None;
                 }
-                if w == "and" {
+                // "and" between two words, nothing else between them ("Spanish and Italian", not
+                // "mostly andesitic and some basaltic")
+                let word_at = |t: Option<&Tok>| matches!(t, Some(Tok::Id(_))) || matches!(t, Some(Tok::Word(x)) if !FILLER.contains(&x.as_str()) && !NEGATIONS.contains(&x.as_str()));
+                if w == "and" && word_at(i.checked_sub(2).map(|k| &toks[k])) && word_at(toks.get(i)) {
                     ands.push(items.len());
                 }
                 if CLAUSE_WORDS.contains(&w) {
@@ -1004,7 +1007,12 @@ const MAX_FRONTED: usize = 4;
 /// ends with one `b` opens with: that phrase's range in `a`.
 fn fronted(a: &Assertion, b: &Assertion, pairs: &[(usize, usize)]) -> Option<std::ops::Range<usize>> {
     let (&(i0, j0), &(i1, j1)) = (pairs.first()?, pairs.last()?);
-    let same_run = |x: &[Word], y: &[Word]| !x.is_empty() && x.len() <= MAX_FRONTED && x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q));
+    // (a phrase with a verb in the past in it is a clause: "After his retirement he died and
+    // remained in Krzemieniec" / "He remained in Krzemieniec after his retirement and died")
+    let verb = |w: &Word| w.surface != w.lemma && (w.surface.ends_with("ed") || w.surface.ends_with("ied"));
+    let same_run = |x: &[Word], y: &[Word]| {
+        !x.is_empty() && x.len() <= MAX_FRONTED && x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q)) && !x.iter().any(verb)
+    };
     if j0 == 0 && same_run(&a.words[..i0], &b.words[j1 + 1..]) && i1 + 1 == a.words.len() {
         return Some(0..i0);
     }
@@ -1020,7 +1028,9 @@ fn coordinated_in_order(a: &Assertion) -> Option<Assertion> {
     let mut swapped = false;
     for k in 0..out.words.len().saturating_sub(1) {
         let (x, y) = (&out.words[k], &out.words[k + 1]);
-        if x.and_next && y.quantity.is_none() && x.negated == y.negated && x.lemma > y.lemma {
+        // (words as written, no inflected verb: "retirement and died" are two clauses)
+        let plain = |w: &Word| w.surface == w.lemma;
+        if x.and_next && y.quantity.is_none() && x.negated == y.negated && plain(x) && plain(y) && x.lemma > y.lemma {
             out.words.swap(k, k + 1);
             out.words[k].and_next = true;
             out.words[k + 1].and_next = false;
@@ -1200,7 +1210,8 @@ fn compare_as_written(a: &Assertion, b: &Assertion) -> Comparison {
     if matches!(difference, Some(Difference::Value | Difference::Number)) && other_words && !numbers_equal {
         difference = None;
     }
-    let equivalent = difference.is_none() && !leftover && !reordered && numbers_equal && ids_equal && !role_swap;
+    // (two texts of no content word say nothing to compare: "I am." / "I am not.")
+    let equivalent = difference.is_none() && !leftover && !reordered && numbers_equal && ids_equal && !role_swap && !a.words.is_empty() && !b.words.is_empty();
     Comparison { difference, equivalent, other_subjects: false, quantities, other_words, same_values: numbers_equal && ids_equal && !role_swap, reordered, more_words, bounds: bounded }
 }
 
@@ -1365,6 +1376,12 @@ mod tests {
         assert!(!texts_equivalent("cust_1 likes green tea and black coffee.", "cust_1 likes black coffee and green tea."));
         assert_eq!(d("Ana was born in Lisbon and died in Porto.", "Ana was born in Porto and died in Lisbon."), Some(Difference::Roles));
         assert!(!texts_equivalent("Acme pays Globex and Initech.", "Globex pays Acme and Initech."));
+        // with other words between them, or a verb: no two words "and" joins
+        assert!(!texts_equivalent("The flanks are mostly andesitic and some basaltic lava.", "The flanks are mostly basaltic and some andesitic lava."));
+        // a phrase put first with a verb in it is no phrase moved
+        assert!(!texts_equivalent("He remained in Krzemieniec after his retirement and died there.", "After his retirement he died and remained in Krzemieniec."));
+        // nothing to compare
+        assert!(!texts_equivalent("I am not.", "I am."));
     }
 
     #[test]
