@@ -80,6 +80,13 @@ const NUMBER_WORDS: &[(&str, u32)] = &[
     ("forty", 40), ("fifty", 50), ("sixty", 60), ("seventy", 70), ("eighty", 80), ("ninety", 90), ("hundred", 100), ("thousand", 1000), ("dozen", 12), ("single", 1),
     ("couple", 2), ("twice", 2), ("once", 1), ("half", 0),
 ];
+
+/// Ordinals, read as "1st", "3rd" are: the number, of unit "ord" ("second" is a unit of time
+/// too, left out).
+const ORDINALS: &[(&str, u32)] = &[
+    ("first", 1), ("third", 3), ("fourth", 4), ("fifth", 5), ("sixth", 6), ("seventh", 7), ("eighth", 8),
+    ("ninth", 9), ("tenth", 10), ("eleventh", 11), ("twelfth", 12), ("fifteenth", 15), ("twentieth", 20), ("thirtieth", 30),
+];
 const MONTHS: &[&str] = &[
     "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
 ];
@@ -422,7 +429,7 @@ fn push_word(out: &mut Vec<Tok>, w: &str) {
     if !digits.is_empty() && rest.chars().all(char::is_alphabetic) && !rest.is_empty() {
         if let Some(x) = parse_number(&digits) {
             if matches!(rest, "st" | "nd" | "rd" | "th") {
-                out.push(Tok::Number(x, None));
+                out.push(Tok::Number(x, Some("ord".into())));
             } else {
                 out.push(Tok::Number(x, Some(rest.to_owned())));
             }
@@ -658,7 +665,7 @@ pub fn parse(text: &str) -> Assertion {
                     }
                 }
                 // "March 1st, 2026" / "1 March 2026": a date
-                let day = value.fract() == 0.0 && (1.0..=31.0).contains(&value) && unit.is_none();
+                let day = value.fract() == 0.0 && (1.0..=31.0).contains(&value) && (unit.is_none() || unit.as_deref() == Some("ord"));
                 if let Some(m) = items.last().and_then(|it| month(&it.surface)).filter(|_| day) {
                     items.pop();
                     let year = year_at(&toks, &mut i, true);
@@ -699,6 +706,10 @@ pub fn parse(text: &str) -> Assertion {
                     if w == "without" {
                         // "with"'s opposite is its negation
                     }
+                    continue;
+                }
+                if let Some((_, n)) = ORDINALS.iter().find(|(x, _)| *x == w) {
+                    quantity(&mut items, Quantity { value: n.to_string(), unit: Some("ord".into()), bound: None }, negating, clause, bounded);
                     continue;
                 }
                 if let Some((_, n)) = NUMBER_WORDS.iter().find(|(x, _)| *x == w) {
@@ -963,7 +974,9 @@ fn roles_swapped(a: &Assertion, in_b: &dyn Fn(&Word) -> Option<usize>) -> bool {
 
 /// The same quantity: the same value, with the same unit or a unit on one side only.
 fn same_quantity(x: &Quantity, y: &Quantity) -> bool {
-    x.value == y.value && (x.unit == y.unit || x.unit.is_none() || y.unit.is_none())
+    // (an ordinal is no count: "three lessons" / "the third lesson")
+    let ord = |q: &Quantity| q.unit.as_deref() == Some("ord");
+    x.value == y.value && (x.unit == y.unit || x.unit.is_none() || y.unit.is_none()) && ord(x) == ord(y)
 }
 
 /// Whether two quantities measure the same kind of thing, so that two values of them at one
@@ -1392,6 +1405,10 @@ mod tests {
         assert!(texts_equivalent("The subscription is 59 EUR per month.", "The subscription is 59 EUR a month."));
         assert!(!texts_equivalent("cust_1 calls once a week.", "cust_1 calls for 7 days."));
         assert_eq!(d("cust_6045 has two active subscriptions.", "cust_6045 has only one active subscription."), Some(Difference::Number));
+        // ordinals: "1st" and "first" alike, and no count
+        assert!(texts_equivalent("Invoices go out on the 1st business day of each month.", "Invoices go out on the first business day of each month."));
+        assert!(texts_equivalent("The contract renews on March 1st, 2026.", "The contract renews on 2026-03-01."));
+        assert!(!texts_equivalent("Adrin had three lessons.", "Adrin had the third lesson."));
         // "one" as a pronoun is no number
         assert!(texts_equivalent("No one from the team attended.", "Nobody from the team attended."));
     }
