@@ -1024,7 +1024,11 @@ fn fronted(a: &Assertion, b: &Assertion, pairs: &[(usize, usize)]) -> Option<std
     // remained in Krzemieniec" / "He remained in Krzemieniec after his retirement and died")
     let verb = |w: &Word| w.surface != w.lemma && (w.surface.ends_with("ed") || w.surface.ends_with("ied"));
     let same_run = |x: &[Word], y: &[Word]| {
-        !x.is_empty() && x.len() <= MAX_FRONTED && x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q)) && !x.iter().any(verb)
+        !x.is_empty()
+            && x.len() <= MAX_FRONTED
+            && x.len() == y.len()
+            && x.iter().zip(y).all(|(p, q)| same(p, q) && p.negated == q.negated)
+            && !x.iter().any(verb)
     };
     if j0 == 0 && same_run(&a.words[..i0], &b.words[j1 + 1..]) && i1 + 1 == a.words.len() {
         return Some(0..i0);
@@ -1395,6 +1399,9 @@ mod tests {
         assert!(!texts_equivalent("He remained in Krzemieniec after his retirement and died there.", "After his retirement he died and remained in Krzemieniec."));
         // nothing to compare
         assert!(!texts_equivalent("I am not.", "I am."));
+        // a phrase moved is the same phrase only with the same polarity
+        assert!(!texts_equivalent("Chapter 3: the Federal Mission PP.", "The Federal Mission PP is not Chapter 3."));
+        assert!(texts_equivalent("Every month, Acme pays Globex.", "Acme pays Globex every month."));
     }
 
     #[test]
