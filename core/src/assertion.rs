@@ -517,6 +517,11 @@ const PHRASAL: &[(&str, &str, &str)] = &[
     ("ask", "for", "request"), ("go", "out", "ship"), ("send", "out", "ship"), ("move", "up", "upgrade"), ("sign", "up", "register"),
 ];
 
+/// Nouns whose modifier says what they are of: (noun, what it says, the preposition before the
+/// modifier put after it): "an Italian speaker" speaks Italian, "a pollen allergy" is an
+/// allergy to pollen.
+const HEADS_AFTER: &[(&str, &str, Option<&str>)] = &[("speaker", "speak", None), ("allergy", "allergy", Some("to"))];
+
 /// Nouns of the one who does something, before "of": the verb they mean.
 const AGENTS: &[(&str, &str)] = &[
     ("manager", "manage"), ("owner", "own"), ("founder", "found"), ("leader", "lead"), ("holder", "hold"), ("buyer", "buy"),
@@ -752,6 +757,29 @@ pub fn parse(text: &str) -> Assertion {
                         lemma = (*v).to_owned();
                         i += 1;
                     }
+                }
+                // "an Italian speaker" speaks Italian; "a pollen allergy" is an allergy to
+                // pollen; "allergic" says "allergy"
+                if let Some((_, head, prep)) = HEADS_AFTER.iter().find(|(h, _, _)| *h == lemma) {
+                    // (the modifier right before it, no article or verb between)
+                    let before = items.last().is_some_and(|it| {
+                        it.quantity.is_none()
+                            && it.clause == clause
+                            && matches!(i.checked_sub(2).map(|k| &toks[k]), Some(Tok::Word(x)) if *x == it.surface)
+                    });
+                    if before {
+                        let m = items.pop().unwrap_or_else(|| unreachable!());
+                        items.push(Item { lemma: (*head).to_owned(), surface: w.to_owned(), quantity: None, negated: negating, clause, and_next: false });
+                        if let Some(p) = prep {
+                            items.push(Item { lemma: (*p).to_owned(), surface: (*p).to_owned(), quantity: None, negated: negating, clause, and_next: false });
+                        }
+                        items.push(m);
+                        after_be = false;
+                        continue;
+                    }
+                }
+                if lemma == "allergic" {
+                    lemma = "allergy".to_owned();
                 }
                 if participle && pending_participle.is_none() {
                     pending_participle = Some(items.len());
@@ -1402,6 +1430,17 @@ mod tests {
         // a phrase moved is the same phrase only with the same polarity
         assert!(!texts_equivalent("Chapter 3: the Federal Mission PP.", "The Federal Mission PP is not Chapter 3."));
         assert!(texts_equivalent("Every month, Acme pays Globex.", "Acme pays Globex every month."));
+    }
+
+    #[test]
+    fn a_noun_its_modifier_says_what_of() {
+        assert!(texts_equivalent("Luis Horvat is an Italian speaker.", "Luis Horvat speaks Italian."));
+        assert!(texts_equivalent("Karl Santos has a pollen allergy.", "Karl Santos is allergic to pollen."));
+        assert!(texts_equivalent("Karl Santos has an allergy to pollen.", "Karl Santos is allergic to pollen."));
+        assert_eq!(d("Karl Santos is not allergic to pollen.", "Karl Santos has a pollen allergy."), Some(Difference::Negation));
+        assert_eq!(d("Luis Horvat is an Italian speaker.", "Luis Horvat speaks German."), Some(Difference::Value));
+        // with no modifier right before it, the noun is itself
+        assert!(!texts_equivalent("The speaker arrived.", "The speaker arrived late."));
     }
 
     #[test]
