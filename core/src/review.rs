@@ -302,6 +302,9 @@ fn repeats(s: &Subject<'_>, me: &Comparisons<'_>, n: &Neighbor, t: Thresholds, l
         && same_fact(s, n) != Some(false)
         && n.judge != Some(true)
         && matches!(me.relation(n), Relation::Same { .. })
+        // and neither denies what the other says ("Working for Philip Morris isn't like …" /
+        // "Working for Philip Morris is …" claim one employer; one of them denies the rest)
+        && me.with(n).difference != Some(Difference::Negation)
         // and both name the same things ("invoices by post to Leeds" / "… to Porto" do not), and
         // the candidate says no more ("… sent to the Lisbon office"); saying less, merged, it
         // loses nothing the memory does not hold
@@ -1269,6 +1272,14 @@ mod tests {
         // the same content is a duplicate whatever the judge says
         let same = Neighbor { content_hash: s.content_hash.to_owned(), ..judged(m, [0.0, 1.0, 0.0], [0.0, 1.0, 0.0]) };
         assert_eq!(with_judge(&s, &[same]).reason.as_deref(), Some("duplicate:same_content"));
+    }
+
+    #[test]
+    fn one_claim_in_other_words_is_no_denial_of_it() {
+        // both read as one employer; one denies what the other says of it
+        let s = Subject { text: "Working for Philip Morris isn't like defending a murderer in an appeal.", ..seed() };
+        let v = decide(&s, &[n("pm_x", "Working for Philip Morris is the same as criminal defense.", 0.59)], th(), &policy(), false, None);
+        assert_ne!(v.status, Status::DuplicateOf, "{v:?}");
     }
 
     #[test]
