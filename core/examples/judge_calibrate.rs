@@ -10,10 +10,9 @@
 //! are chosen there, with the semantic embedder's similarity as the same-topic gate, and then
 //! only checked on core/tests/data/corpus/public.tsv and memory.tsv.
 //! MF_EMBED_CACHE=<dir> keeps vectors and judge probabilities between runs. Two threads.
-use memory_fabric_core::calibrate::{calibrate_judge, load, quality, confusion_with, report_with, Pair};
+use memory_fabric_core::calibrate::{calibrate_judge, confusion_with, judge_inputs, load, quality, report_with, score_pair, Pair};
 use memory_fabric_core::minilm::{self, Judge, MiniLm, JUDGE_SHA256};
 use memory_fabric_core::policy::Policy;
-use memory_fabric_core::review::JudgeScores;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -102,11 +101,12 @@ fn main() {
         .iter()
         .map(|(name, tsv)| (*name, load(tsv, &mut |x: &str| vectors.get(x).cloned().unwrap_or_else(|| m.embed(x)))))
         .collect();
-    // the judge, both directions, for every pair past the same-topic gate
+    // the judge, both directions, for every pair past the same-topic gate, on the texts as
+    // review gives them to it (core/src/spelling.rs)
     let key = |a: &str, b: &str| format!("{a}\u{1}{b}");
     let mut todo: Vec<(String, String)> = sets
         .iter()
-        .flat_map(|(_, ps)| ps.iter().filter(|p| p.similarity >= t.contradiction).flat_map(|p| [(p.a.clone(), p.b.clone()), (p.b.clone(), p.a.clone())]))
+        .flat_map(|(_, ps)| ps.iter().filter(|p| p.similarity >= t.contradiction).flat_map(judge_inputs))
         .filter(|(a, b)| !scores.contains_key(&key(a, b)))
         .collect();
     todo.sort();
@@ -118,11 +118,10 @@ fn main() {
     write_cache(&judge_path_cache, &scores);
     for (_, ps) in sets.iter_mut() {
         for p in ps.iter_mut().filter(|p| p.similarity >= t.contradiction) {
-            let g = |a: &str, b: &str| {
+            score_pair(p, &|a, b| {
                 let v = &scores[&key(a, b)];
                 [v[0], v[1], v[2]]
-            };
-            p.learned = Some(JudgeScores { ab: g(&p.a, &p.b), ba: g(&p.b, &p.a) });
+            });
         }
     }
 

@@ -2,12 +2,10 @@
 //! the candidate, b the only live memory) with the semantic embedder and the learned judge at
 //! the default policy, and why: for looking at review's mistakes one pair at a time.
 //!   cargo run --release -p memory_fabric_core --example verdicts -- FILE.tsv [LABEL]
-use memory_fabric_core::assertion::without_label;
 use memory_fabric_core::claim;
-use memory_fabric_core::calibrate::{load, review_pair};
+use memory_fabric_core::calibrate::{load, review_pair, score_pair};
 use memory_fabric_core::minilm::{self, Judge, MiniLm, JUDGE_SHA256};
 use memory_fabric_core::policy::Policy;
-use memory_fabric_core::review::JudgeScores;
 use std::path::PathBuf;
 
 fn main() {
@@ -27,11 +25,10 @@ fn main() {
     let t = policy.thresholds_for(minilm::MODEL);
     let mut pairs = load(&tsv, &mut |x: &str| m.embed(x));
     for p in pairs.iter_mut().filter(|p| p.similarity >= t.contradiction) {
-        let g = |a: &str, b: &str| {
-            let v = m.judge(&judge, without_label(a), without_label(b));
+        score_pair(p, &|a, b| {
+            let v = m.judge(&judge, a, b);
             [v.entailment, v.neutral, v.contradiction]
-        };
-        p.learned = Some(JudgeScores { ab: g(&p.a, &p.b), ba: g(&p.b, &p.a) });
+        });
     }
     let quiet = std::env::var("MF_QUIET").is_ok();
     let mut counts: std::collections::BTreeMap<(String, String), usize> = Default::default();

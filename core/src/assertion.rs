@@ -106,7 +106,7 @@ const UNITS: &[(&str, &str, f64)] = &[
 const MONTH_ABBREVIATIONS: &[&str] = &["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"];
 
 /// The month a word names (0-based), full or abbreviated.
-fn month(w: &str) -> Option<usize> {
+pub(crate) fn month(w: &str) -> Option<usize> {
     MONTHS.iter().position(|m| *m == w).or_else(|| {
         MONTH_ABBREVIATIONS.iter().position(|m| *m == w).map(|k| if k > 8 { k - 1 } else { k })
     })
@@ -383,6 +383,22 @@ fn parse_number(s: &str) -> Option<f64> {
 }
 
 fn push_word(out: &mut Vec<Tok>, w: &str) {
+    // the hours that have names ("at midnight UTC" / "at 00:00 UTC")
+    match w {
+        "midnight" => return out.push(Tok::Number(0.0, Some("clock".into()))),
+        "noon" | "midday" => return out.push(Tok::Number(12.0, Some("clock".into()))),
+        // a rate in one word is the rate in two ("$99 annually" / "99 USD per year")
+        "annually" | "annual" | "yearly" | "monthly" | "weekly" | "daily" | "hourly" => {
+            let unit = match w {
+                "annually" | "annual" | "yearly" => "year",
+                "daily" => "day",
+                _ => w.trim_end_matches("ly"),
+            };
+            out.push(Tok::Word("per".into()));
+            return out.push(Tok::Word(unit.into()));
+        }
+        _ => {}
+    }
     if w == "cannot" {
         out.push(Tok::Word("can".into()));
         out.push(Tok::Word("not".into()));
@@ -447,7 +463,7 @@ fn push_word(out: &mut Vec<Tok>, w: &str) {
 /// units too), with a unit hyphenated after it ("seventy-five-dollar"). "One" is left alone (it
 /// is as often a pronoun), and so are the words NUMBER_WORDS reads in context ("hundred",
 /// "dozen", "twice"…).
-fn spelled_number(w: &str) -> Option<(f64, Option<String>)> {
+pub(crate) fn spelled_number(w: &str) -> Option<(f64, Option<String>)> {
     let small = |p: &str| match NUMBER_WORDS.iter().find(|(x, _)| *x == p) {
         Some((_, n)) if (2..=90).contains(n) && !matches!(p, "dozen" | "couple" | "twice") => Some(*n),
         _ => None,
@@ -480,7 +496,7 @@ fn iso_date(w: &str) -> Option<String> {
     None
 }
 
-fn fmt_value(x: f64) -> String {
+pub(crate) fn fmt_value(x: f64) -> String {
     let r = (x * 1e6).round() / 1e6;
     if r.fract() == 0.0 && r.abs() < 1e15 {
         format!("{}", r as i64)
@@ -489,7 +505,7 @@ fn fmt_value(x: f64) -> String {
     }
 }
 
-fn unit_of(w: &str) -> Option<(&'static str, f64)> {
+pub(crate) fn unit_of(w: &str) -> Option<(&'static str, f64)> {
     let w = w.trim_end_matches('s');
     let w = if w.is_empty() { "s" } else { w };
     UNITS.iter().find(|(u, _, _)| *u == w).map(|(_, c, f)| (*c, *f))
@@ -1491,5 +1507,15 @@ mod tests {
         assert_eq!(d("Customer prefers email.", "Customer prefers email for invoices."), None);
         assert!(texts_equivalent("Customer prefers email.", "The customer prefers email."));
         assert_eq!(d("Customer prefers email.", "Deploys happen on Tuesdays after the freeze lifts."), None);
+    }
+
+    #[test]
+    fn named_hours_and_one_word_rates() {
+        assert!(texts_equivalent("The export runs at midnight UTC.", "The export runs at 00:00 UTC."));
+        assert!(texts_equivalent("The call is at noon.", "The call is at 12:00."));
+        assert_eq!(d("The call is at noon.", "The call is at 15:00."), Some(Difference::Number));
+        assert!(texts_equivalent("The subscription renews at $99 annually.", "The subscription renews at 99 USD per year."));
+        assert!(texts_equivalent("Three annual performances.", "Three yearly performances."));
+        assert_eq!(d("The fee is 40 EUR weekly.", "The fee is 40 EUR per month."), Some(Difference::Value));
     }
 }

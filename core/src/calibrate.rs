@@ -12,7 +12,7 @@ use crate::assertion::Difference;
 use crate::embed::cosine;
 use crate::interrupt;
 use crate::policy::{JudgeThresholds, Policy, Thresholds};
-use crate::review::{decide_with, Context, JudgeScores, Neighbor, Status, Subject, Verdict};
+use crate::review::{decide_with, Context, JudgeScores, Neighbor, Spelling, Status, Subject, Verdict};
 use crate::text::content_hash;
 
 /// "different": a pair labelled only "not a paraphrase" (PAWS's negatives, mostly swapped roles):
@@ -29,6 +29,35 @@ pub struct Pair {
     pub similarity: f64,
     /// The learned judge's probabilities, when it was asked (both directions).
     pub learned: Option<JudgeScores>,
+    /// The same, the texts in one spelling of amounts and dates, where that differs
+    /// (`review::Spelling`).
+    pub learned_canonical: Option<JudgeScores>,
+}
+
+/// The learned judge's probabilities for a pair, as review reads them: both directions as
+/// written and, where amounts, dates or times are spelled otherwise in one spelling, both
+/// directions in that spelling too (`review::Spelling`). `judge` reads "premise, hypothesis".
+pub fn score_pair(p: &mut Pair, judge: &dyn Fn(&str, &str) -> [f32; 3]) {
+    let both = |spelling: Spelling| {
+        let (a, b) = (spelling.of(&p.a), spelling.of(&p.b));
+        JudgeScores { ab: judge(&a, &b), ba: judge(&b, &a) }
+    };
+    p.learned = Some(both(Spelling::AsWritten));
+    p.learned_canonical = (Spelling::respells(&p.a) || Spelling::respells(&p.b)).then(|| both(Spelling::Canonical));
+}
+
+/// The texts the judge reads for a pair, each ordered pair once: what `score_pair` asks.
+pub fn judge_inputs(p: &Pair) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for spelling in [Spelling::AsWritten, Spelling::Canonical] {
+        if spelling == Spelling::Canonical && !(Spelling::respells(&p.a) || Spelling::respells(&p.b)) {
+            continue;
+        }
+        let (a, b) = (spelling.of(&p.a).into_owned(), spelling.of(&p.b).into_owned());
+        out.push((a.clone(), b.clone()));
+        out.push((b, a));
+    }
+    out
 }
 
 /// Parses `label<TAB>source<TAB>id<TAB>a<TAB>b` lines (the first line a header); the similarity
@@ -47,7 +76,7 @@ pub fn load(tsv: &str, embed: &mut dyn FnMut(&str) -> Vec<f32>) -> Vec<Pair> {
             assert!(LABELS[..4].contains(&f[0]), "bad label: {l}");
             let label = if f[1].ends_with("-neg") { "different" } else { f[0] };
             let similarity = f64::from(cosine(&embed(f[3]), &embed(f[4])));
-            Pair { label: label.to_owned(), source: f[1].to_owned(), a: f[3].to_owned(), b: f[4].to_owned(), similarity, learned: None }
+            Pair { label: label.to_owned(), source: f[1].to_owned(), a: f[3].to_owned(), b: f[4].to_owned(), similarity, learned: None, learned_canonical: None }
         })
         .collect()
 }
@@ -80,6 +109,7 @@ pub fn review_pair(p: &Pair, t: Thresholds, policy: &Policy, learned: Option<Jud
         captured_at: 1.0,
         content_hash: content_hash(&p.b),
         learned: p.learned,
+        learned_canonical: p.learned_canonical,
         ..Default::default()
     };
     decide_with(&s, &[n], t, policy, &Context { learned, ..Default::default() })
@@ -383,6 +413,7 @@ mod tests {
             b: b.into(),
             similarity: 0.8,
             learned: Some(JudgeScores { ab: v, ba: v }),
+            learned_canonical: None,
         }
     }
 

@@ -1120,7 +1120,8 @@ pub fn extends(a: &str, b: &str) -> bool {
             .filter(|w| !FUNCTION.contains(&w.as_str()))
             .collect()
     };
-    let (x, y) = (words(a), words(b));
+    // in one spelling of amounts and dates ("23 percent" / "23%")
+    let (x, y) = (words(&crate::spelling::canonical(a)), words(&crate::spelling::canonical(b)));
     y.is_subset(&x) && x.len() >= y.len() + 2
 }
 
@@ -1135,6 +1136,11 @@ pub fn same_names(a: &str, b: &str) -> bool {
         for raw in t.split(|c: char| c.is_whitespace()) {
             let w: String = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '_').to_owned();
             let w = w.strip_suffix("'s").or_else(|| w.strip_suffix("’s")).unwrap_or(&w).to_owned();
+            // the plural of an acronym names what it names ("PDFs" / "a PDF")
+            let w = match w.strip_suffix('s') {
+                Some(acronym) if acronym.len() >= 2 && acronym.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()) => acronym.to_owned(),
+                _ => w,
+            };
             if !w.is_empty() {
                 let digit = w.chars().any(|c| c.is_ascii_digit());
                 // capitalised inside a sentence, or at its start where no common word is
@@ -1142,8 +1148,14 @@ pub fn same_names(a: &str, b: &str) -> bool {
                 let common = |x: &str| {
                     lexicon::is_lemma(x) || lexicon::is_lemma(&lexicon::lemma(x)) || [STOP, ARTICLES, PRONOUNS, FIRST_PERSON, QUESTION_OPENERS, NEGATIONS].iter().any(|l| l.contains(&x))
                 };
-                let proper = w.chars().next().is_some_and(char::is_uppercase) && (!first || !common(&w.to_lowercase()));
-                if digit || proper {
+                // an acronym is a name wherever it stands ("VAT for orders …" / "… 23% VAT")
+                let acronym = w.len() >= 2 && w.chars().all(|c| c.is_ascii_uppercase());
+                let proper = w.chars().next().is_some_and(char::is_uppercase) && (!first || acronym || !common(&w.to_lowercase()));
+                // a number in words is the number ("three items" / "3 items")
+                let spelled = crate::assertion::spelled_number(&w.to_lowercase()).filter(|(_, unit)| unit.is_none());
+                if let Some((x, _)) = spelled {
+                    out.insert(crate::assertion::fmt_value(x));
+                } else if digit || proper {
                     out.insert(w.to_lowercase());
                 }
                 first = false;
@@ -1154,7 +1166,8 @@ pub fn same_names(a: &str, b: &str) -> bool {
         }
         out
     }
-    names(a) == names(b)
+    // in one spelling of amounts and dates ("EUR 40" / "€40", "Feb. 14, 2026" / "14 February 2026")
+    names(&crate::spelling::canonical(a)) == names(&crate::spelling::canonical(b))
 }
 
 /// "no longer prefers …", "does not want … anymore": the value does not hold.
@@ -1854,5 +1867,12 @@ mod tests {
         assert!(same_names("Call Karl Moreau after 5 pm, as they prefer.", "Karl Moreau prefers calls after 5 pm."));
         assert!(!same_names("Call Karl Moreau after 5 pm.", "Rosa Moreau prefers calls after 5 pm."));
         assert!(!same_names("Ana Nieminen wants invoices sent by post to Leeds.", "Ana Nieminen wants invoices sent by post to Porto."));
+        assert!(same_names("The monthly fee is EUR 40.", "Pays a monthly fee of €40."));
+        assert!(same_names("Renews on Feb. 14, 2026.", "Renews on 14 February 2026."));
+        assert!(same_names("Wants invoices as PDF attachments.", "Wants invoices as attached PDFs."));
+        assert!(!same_names("The monthly fee is EUR 40.", "Pays a monthly fee of €45."));
+        assert!(same_names("Order ord_8891 contains three items.", "There are 3 items in order ord_8891."));
+        assert!(same_names("VAT for orders shipped to Portugal is 23%.", "Orders shipped to Portugal are charged 23 percent VAT."));
+        assert!(!same_names("Order ord_8891 contains three items.", "There are 4 items in order ord_8891."));
     }
 }

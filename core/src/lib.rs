@@ -17,6 +17,7 @@ pub mod minilm;
 pub mod policy;
 pub mod redact;
 pub mod review;
+pub mod spelling;
 pub mod sq8;
 pub mod text;
 

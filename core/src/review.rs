@@ -64,6 +64,9 @@ pub struct Neighbor {
     /// The learned judge's probabilities for this pair, when it was loaded and the neighbour
     /// is past the same-topic gate.
     pub learned: Option<JudgeScores>,
+    /// Its probabilities for the pair in one spelling of amounts, dates and times
+    /// (`Spelling::Canonical`), when that differs from the texts as written and a merge read them.
+    pub learned_canonical: Option<JudgeScores>,
 }
 
 /// The learned judge's probabilities for a pair, each direction [entailment, neutral,
@@ -230,6 +233,9 @@ struct Comparisons<'a> {
     /// The learned judge, asked about a neighbour the first time a step needs its answer.
     ask: Option<AskJudge<'a>>,
     judged: std::cell::RefCell<Vec<(String, JudgeScores)>>,
+    judged_canonical: std::cell::RefCell<Vec<(String, JudgeScores)>>,
+    /// Whether the candidate reads otherwise in one spelling.
+    respelled: bool,
     done: std::cell::RefCell<Vec<(String, Comparison)>>,
     /// What the candidate claims (core/src/claim.rs), and how each neighbour's claims relate.
     claims: Analysis,
@@ -242,6 +248,8 @@ impl<'a> Comparisons<'a> {
             me: parse(text),
             ask,
             judged: Default::default(),
+            judged_canonical: Default::default(),
+            respelled: Spelling::respells(text),
             done: Default::default(),
             claims: claim::analyze(text),
             related: Default::default(),
@@ -254,9 +262,32 @@ impl<'a> Comparisons<'a> {
         if let Some(j) = self.known(n) {
             return Some(j);
         }
-        let j = (self.ask?.0)(n);
+        let j = (self.ask?.0)(n, Spelling::AsWritten);
         self.judged.borrow_mut().push((n.id.clone(), j));
         Some(j)
+    }
+
+    /// What the learned judge says of the pair for a merge: in one spelling, asked once more
+    /// only where that spelling differs from the texts as written.
+    fn learned_for_merge(&self, n: &Neighbor) -> Option<JudgeScores> {
+        if !self.respelled && !Spelling::respells(&n.text) {
+            return self.learned(n);
+        }
+        if let Some(j) = n.learned_canonical.or_else(|| self.judged_canonical.borrow().iter().find(|(id, _)| *id == n.id).map(|(_, j)| *j)) {
+            return Some(j);
+        }
+        // given the scores as written only, and no judge to ask: those
+        let Some(ask) = self.ask else { return self.learned(n) };
+        let j = (ask.0)(n, Spelling::Canonical);
+        self.judged_canonical.borrow_mut().push((n.id.clone(), j));
+        Some(j)
+    }
+
+    /// What the learned judge said of `n` for a merge, if it was read, and whether in one
+    /// spelling: for the notes, never asking.
+    fn known_for_merge(&self, n: &Neighbor) -> Option<(JudgeScores, bool)> {
+        let canonical = n.learned_canonical.or_else(|| self.judged_canonical.borrow().iter().find(|(id, _)| *id == n.id).map(|(_, j)| *j));
+        canonical.map(|j| (j, true)).or_else(|| self.known(n).map(|j| (j, false)))
     }
 
     /// What the learned judge said of `n`, if it was read: for the notes, never asking.
@@ -335,7 +366,7 @@ fn repeats(s: &Subject<'_>, me: &Comparisons<'_>, n: &Neighbor, t: Thresholds, l
         // two values of one attribute, or claims that never meet, are no rewording
         && !matches!(me.relation(n), Relation::Conflict { .. } | Relation::Compatible(_))
         && learned.is_some()
-        && me.learned(n).is_some_and(|j| j.mutual_entailment() >= REWORDED_ENTAILMENT)
+        && me.learned_for_merge(n).is_some_and(|j| j.mutual_entailment() >= REWORDED_ENTAILMENT)
     {
         return true;
     }
@@ -348,7 +379,7 @@ fn repeats(s: &Subject<'_>, me: &Comparisons<'_>, n: &Neighbor, t: Thresholds, l
         // the two state numbers, dates or amounts: those the rules read ("twelve orders" / "12
         // orders", "$1,250.00" / "1250 USD") and the judge does not
         && match learned {
-            Some(th) => me.with(n).quantities || me.learned(n).is_none_or(|j| j.mutual_entailment() >= th.merge),
+            Some(th) => me.with(n).quantities || me.learned_for_merge(n).is_none_or(|j| j.mutual_entailment() >= th.merge),
             None => true,
         }
 }
@@ -385,9 +416,34 @@ pub struct Context<'a> {
     pub ask: Option<AskJudge<'a>>,
 }
 
+/// How the learned judge is given a pair. A contradiction reads the texts as written (as the
+/// judge was trained and its bars chosen); a merge reads them with amounts, dates and times in
+/// one spelling (core/src/spelling.rs), the rules having found those equal: the judge reads
+/// "15%" / "fifteen percent" as two numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spelling {
+    AsWritten,
+    Canonical,
+}
+
+impl Spelling {
+    /// The text the judge reads.
+    pub fn of(self, text: &str) -> std::borrow::Cow<'_, str> {
+        match self {
+            Spelling::AsWritten => std::borrow::Cow::Borrowed(crate::assertion::without_label(text)),
+            Spelling::Canonical => crate::spelling::canonical(text),
+        }
+    }
+
+    /// Whether the two spellings of `text` differ.
+    pub fn respells(text: &str) -> bool {
+        Spelling::Canonical.of(text) != Spelling::AsWritten.of(text)
+    }
+}
+
 /// The learned judge, asked about the candidate and one neighbour: its scores both ways.
 #[derive(Clone, Copy)]
-pub struct AskJudge<'a>(pub &'a dyn Fn(&Neighbor) -> JudgeScores);
+pub struct AskJudge<'a>(pub &'a dyn Fn(&Neighbor, Spelling) -> JudgeScores);
 
 impl std::fmt::Debug for AskJudge<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -508,8 +564,9 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
         v.similarity = n.similarity;
         v.reason = Some(format!("duplicate:{how}"));
         v.notes = Some(format!("duplicate of {}{}", n.id, fmt_sim(n.similarity)));
-        if let (Some(j), "similar") = (me.known(n), how) {
-            v.notes = Some(format!("{}; {}", v.notes.take().unwrap(), j.describe()));
+        if let (Some((j, canonical)), "similar") = (me.known_for_merge(n), how) {
+            let spelled = if canonical { " (amounts, dates and times in one spelling)" } else { "" };
+            v.notes = Some(format!("{}; {}{spelled}", v.notes.take().unwrap(), j.describe()));
         }
         if how == "similar" && matches!(me.relation(n), Relation::Same { .. }) {
             v.notes = Some(format!("{}; claims {} and {}", v.notes.take().unwrap(), me.claims.describe(), claim::analyze(&n.text).describe()));
@@ -1143,10 +1200,11 @@ mod tests {
                     let mut m = n("pm_b", b, sim);
                     m.intent_scope = None;
                     let j = JudgeScores { ab, ba };
-                    let eager = Neighbor { learned: Some(j), ..m.clone() };
-                    let calls = std::cell::Cell::new(0usize);
-                    let f = |_: &Neighbor| {
-                        calls.set(calls.get() + 1);
+                    let eager = Neighbor { learned: Some(j), learned_canonical: Some(j), ..m.clone() };
+                    let (calls, respelled) = (std::cell::Cell::new(0usize), std::cell::Cell::new(0usize));
+                    let f = |_: &Neighbor, spelling: Spelling| {
+                        let c = if spelling == Spelling::AsWritten { &calls } else { &respelled };
+                        c.set(c.get() + 1);
                         j
                     };
                     let lazy_cx = Context { learned: Some(LEARNED), ask: Some(AskJudge(&f)), ..Default::default() };
@@ -1158,7 +1216,9 @@ mod tests {
                         (y.status, &y.reason, y.resolution, &y.duplicate_of, &y.contradicts),
                         "{a} / {b} at {sim} with {j:?}"
                     );
-                    assert!(calls.get() <= 1, "{a} / {b}: asked {} times", calls.get());
+                    assert!(calls.get() <= 1 && respelled.get() <= 1, "{a} / {b}: asked {} and {} times", calls.get(), respelled.get());
+                    // in one spelling only where that differs from the texts as written
+                    assert!(respelled.get() == 0 || Spelling::respells(a) || Spelling::respells(b), "{a} / {b}");
                     asked += calls.get();
                     pairs += 1;
                 }
@@ -1167,7 +1227,7 @@ mod tests {
         // the claims and the rules decide a good part of the corpus alone
         assert!(asked < pairs * 3 / 4, "asked {asked} of {pairs}");
         // an event of another thing, opposite words: decided without the judge
-        let f = |_: &Neighbor| -> JudgeScores { panic!("the judge was asked") };
+        let f = |_: &Neighbor, _: Spelling| -> JudgeScores { panic!("the judge was asked") };
         let cx = Context { learned: Some(LEARNED), ask: Some(AskJudge(&f)), ..Default::default() };
         for (a, b) in [("Order 1 of customer u1 shipped on day 1.", "Order 2 of customer u1 shipped on day 2."), ("The west gate is closed.", "The west gate is open.")] {
             let hash = crate::text::content_hash(a);
@@ -1252,6 +1312,33 @@ mod tests {
         let v = with_judge(&weaker, &[judged(old, [0.0, 0.5, 0.5], [0.0, 0.5, 0.5])]);
         assert_eq!((v.resolution, v.human), (Some(Resolution::Block), true));
         assert!(!v.reason.as_deref().unwrap().contains("disagree"), "{:?}", v.reason);
+    }
+
+    #[test]
+    fn a_merge_reads_the_judge_in_one_spelling() {
+        // the judge as written reads "15%" / "fifteen percent" as two numbers; in one spelling
+        // it finds the two statements the same
+        let (a, b) = ("cust_5190 gets a 15% discount on renewals.", "cust_5190 receives a fifteen percent discount on renewals.");
+        assert!(Spelling::respells(b) && !Spelling::respells(a));
+        assert_eq!(Spelling::Canonical.of(b), "cust_5190 receives a 15% discount on renewals.");
+        let hash = crate::text::content_hash(a);
+        let s = Subject { text: a, content_hash: &hash, intent_id: None, source: "agent", ..seed() };
+        let mut m = n("pm_b", b, 0.97);
+        m.intent_scope = None;
+        let as_written = JudgeScores { ab: [0.74, 0.03, 0.23], ba: [0.01, 0.01, 0.98] };
+        let canonical = JudgeScores { ab: [0.96, 0.03, 0.01], ba: [0.97, 0.02, 0.01] };
+        let f = |_: &Neighbor, spelling: Spelling| if spelling == Spelling::AsWritten { as_written } else { canonical };
+        let cx = Context { learned: Some(LEARNED), ask: Some(AskJudge(&f)), ..Default::default() };
+        let v = decide_with(&s, &[m.clone()], th(), &policy(), &cx);
+        assert_eq!(v.status, Status::DuplicateOf, "{v:?}");
+        assert!(v.notes.as_deref().unwrap().contains("in one spelling"), "{v:?}");
+        // the same scores given with the neighbour decide the same
+        let eager = Neighbor { learned: Some(as_written), learned_canonical: Some(canonical), ..m.clone() };
+        let cx = Context { learned: Some(LEARNED), ..Default::default() };
+        assert_eq!(decide_with(&s, &[eager], th(), &policy(), &cx).status, Status::DuplicateOf);
+        // without the scores in one spelling, those as written: no merge
+        let eager = Neighbor { learned: Some(as_written), ..m };
+        assert_ne!(decide_with(&s, &[eager], th(), &policy(), &cx).status, Status::DuplicateOf);
     }
 
     #[test]

@@ -14,7 +14,6 @@
 
 use memory_fabric_core::calibrate::{confusion, confusion_with, load, quality, report, report_with, Pair, Quality, LABELS};
 use memory_fabric_core::policy::JUDGE_THRESHOLDS;
-use memory_fabric_core::review::JudgeScores;
 use memory_fabric_core::policy::Policy;
 use memory_fabric_core::{embed, minilm};
 use std::collections::HashMap;
@@ -162,20 +161,20 @@ fn learned_judge_quality_holds() {
         let todo: Vec<usize> = (0..out.len()).filter(|&i| out[i].similarity >= t.contradiction).collect();
         let (x, y) = todo.split_at(todo.len() / 2);
         let score = |i: &usize| {
-            let p = &pairs[*i];
-            let v = |a: &str, b: &str| {
-                let v = m.judge(&judge, memory_fabric_core::assertion::without_label(a), memory_fabric_core::assertion::without_label(b));
+            let mut p = pairs[*i].clone();
+            memory_fabric_core::calibrate::score_pair(&mut p, &|a, b| {
+                let v = m.judge(&judge, a, b);
                 [v.entailment, v.neutral, v.contradiction]
-            };
-            (*i, JudgeScores { ab: v(&p.a, &p.b), ba: v(&p.b, &p.a) })
+            });
+            (*i, p)
         };
-        let scored: Vec<(usize, JudgeScores)> = std::thread::scope(|sc| {
+        let scored: Vec<(usize, Pair)> = std::thread::scope(|sc| {
             let a = sc.spawn(|| x.iter().map(score).collect::<Vec<_>>());
             let b: Vec<_> = y.iter().map(score).collect();
             a.join().unwrap().into_iter().chain(b).collect()
         });
-        for (i, j) in scored {
-            out[i].learned = Some(j);
+        for (i, p) in scored {
+            out[i] = p;
         }
         out
     };

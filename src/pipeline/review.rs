@@ -9,7 +9,7 @@ use crate::rows::{self, Candidate};
 use crate::spi::{col, plan, vector_schema, FLOAT8, FLOAT4_ARRAY, INT4, TEXT};
 use memory_fabric_core::policy::Thresholds;
 use memory_fabric_core::review::{
-    decide_with, search_among, AskJudge, Consent, Context, Found, JudgeScores, Neighbor, Status, Subject, Verdict,
+    decide_with, search_among, AskJudge, Consent, Context, Found, JudgeScores, Neighbor, Spelling, Status, Subject, Verdict,
 };
 use memory_fabric_core::Error;
 use pgrx::prelude::*;
@@ -82,6 +82,7 @@ fn read_neighbor(r: &pgrx::spi::SpiHeapTupleData<'_>, sim_col: Option<usize>) ->
         similarity: sim_col.and_then(|i| col::<f64>(r, i)).filter(|x| !x.is_nan()),
         judge: None,
         learned: None,
+        learned_canonical: None,
     }
 }
 
@@ -451,7 +452,7 @@ fn ask_judge(client: &SpiClient<'_>, c: &Candidate, ns: &mut [Neighbor], t: Thre
 /// (the candidate and a memory, or a rejected candidate), its probabilities both ways.
 pub struct Judged {
     pub model: String,
-    pub pairs: Vec<(String, Option<f64>, JudgeScores)>,
+    pub pairs: Vec<(String, Option<f64>, JudgeScores, Spelling)>,
 }
 
 impl Judged {
@@ -460,7 +461,14 @@ impl Judged {
         let p = |v: [f32; 3]| json!({"entailment": v[0], "neutral": v[1], "contradiction": v[2]});
         self.pairs
             .iter()
-            .map(|(id, sim, j)| json!({"id": id, "similarity": sim, "candidate_to_memory": p(j.ab), "memory_to_candidate": p(j.ba)}))
+            .map(|(id, sim, j, spelling)| {
+                let mut o = json!({"id": id, "similarity": sim, "candidate_to_memory": p(j.ab), "memory_to_candidate": p(j.ba)});
+                // read for a merge with amounts, dates and times in one spelling
+                if *spelling == Spelling::Canonical {
+                    o["spelling"] = json!("canonical");
+                }
+                o
+            })
             .collect()
     }
 }
@@ -477,15 +485,16 @@ thread_local! {
 const JUDGED_KEPT: usize = 256;
 
 /// The judge's probabilities for the pair both ways: "`a`, then `b`" and the reverse.
-fn judged_pair(m: &memory_fabric_core::minilm::MiniLm, judge: &memory_fabric_core::minilm::Judge, a: &str, b: &str) -> JudgeScores {
-    let key = (judge.sha256().to_owned(), a.to_owned(), b.to_owned());
+fn judged_pair(m: &memory_fabric_core::minilm::MiniLm, judge: &memory_fabric_core::minilm::Judge, a: &str, b: &str, spelling: Spelling) -> JudgeScores {
+    // a label in front ("FYI, …") says nothing: the judge reads the statement, for a merge with
+    // amounts, dates and times in one spelling (core/src/review.rs)
+    let (a, b) = (spelling.of(a), spelling.of(b));
+    let key = (judge.sha256().to_owned(), a.to_string(), b.to_string());
     if let Some(v) = JUDGED.with(|j| j.borrow().get(&key).copied()) {
         return v;
     }
     let p = |v: memory_fabric_core::minilm::Verdict| [v.entailment, v.neutral, v.contradiction];
-    // a label in front ("FYI, …") says nothing: the judge reads the statement
-    let (a, b) = (memory_fabric_core::assertion::without_label(a), memory_fabric_core::assertion::without_label(b));
-    let (ab, ba) = m.judge_both(judge, a, b);
+    let (ab, ba) = m.judge_both(judge, &a, &b);
     let v = JudgeScores { ab: p(ab), ba: p(ba) };
     JUDGED.with(|j| {
         let mut j = j.borrow_mut();
@@ -754,12 +763,12 @@ fn decide(
         Some(_) if !judged => crate::embedder::judge(),
         _ => None,
     };
-    let asked: std::cell::RefCell<Vec<(String, Option<f64>, JudgeScores)>> = Default::default();
-    let ask = |n: &Neighbor| {
+    let asked: std::cell::RefCell<Vec<(String, Option<f64>, JudgeScores, Spelling)>> = Default::default();
+    let ask = |n: &Neighbor, spelling: Spelling| {
         pgrx::check_for_interrupts!();
         let (m, judge) = loaded.as_ref().expect("asked only when loaded");
-        let j = judged_pair(m, judge, &c.text, &n.text);
-        asked.borrow_mut().push((n.id.clone(), n.similarity, j));
+        let j = judged_pair(m, judge, &c.text, &n.text, spelling);
+        asked.borrow_mut().push((n.id.clone(), n.similarity, j, spelling));
         j
     };
     let refs: Vec<String> = serde_json::from_str::<Vec<serde_json::Value>>(&c.evidence_refs)
