@@ -211,6 +211,9 @@ pub struct Comparison {
     pub more_words: bool,
     /// A number of either side is a bound ("over $500", "at least three", "before noon").
     pub bounds: bool,
+    /// Two things swap roles in a relation that holds one way only (`ONE_WAY`: "reports to",
+    /// "acquired", "owes", "prefers … over").
+    pub one_way_roles: bool,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -982,7 +985,7 @@ fn align(a: &[Word], b: &[Word]) -> Vec<(usize, usize)> {
 
 /// Whether two words that both texts say stand on opposite sides of a third in one text and the
 /// other way round in the other ("Acme pays Globex" / "Globex pays Acme").
-fn roles_swapped(a: &Assertion, in_b: &dyn Fn(&Word) -> Option<usize>) -> bool {
+fn roles_swapped(a: &Assertion, in_b: &dyn Fn(&Word) -> Option<usize>) -> Option<(usize, usize)> {
     const ROLE_WORDS: usize = 48;
     // where each word of `a` is in `b`; a number may stand between two swapped words ("34
     // Nigerians, 28 Chadians" / "34 Chadians, 28 Nigerians") but is not itself a role
@@ -1002,13 +1005,34 @@ fn roles_swapped(a: &Assertion, in_b: &dyn Fn(&Word) -> Option<usize>) -> bool {
                 every.tick(1);
                 if let Some(bz) = *z {
                     if by < bz && bz < bx {
-                        return true;
+                        return Some((x, y));
                     }
                 }
             }
         }
     }
-    false
+    None
+}
+
+/// Relations that hold one way only: of two things, at most one reports to, is the parent of,
+/// acquired, owes or is preferred to the other ("Priya reports to Tomás" / "Tomás reports to
+/// Priya"), where "pays", "sends invoices to" or "emailed" may hold both ways.
+const ONE_WAY: &[&str] = &[
+    "report", "parent", "subsidiary", "owe", "acquire", "merge", "own", "owner", "manage", "manager", "supervise",
+    "supervisor", "prefer", "precede", "succeed", "replace", "outrank", "employ", "employer", "hire", "older", "younger",
+    "senior", "junior", "superior", "subordinate",
+];
+
+/// Whether `b` is `a` with the two things at `a`'s words `x` and `y` swapped and nothing else
+/// changed, in a relation that holds one way only: its word between them, or just before the
+/// first ("prefers email over phone"). A sentence restructured around a relation ("Ron
+/// Atkinson, the manager of West Bromwich Albion" / "West Bromwich Albion manager Ron Atkinson")
+/// is no such swap.
+fn one_way(a: &Assertion, b: &Assertion, (x, y): (usize, usize)) -> bool {
+    let swapped = |k: usize| if k == x { y } else if k == y { x } else { k };
+    a.words.len() == b.words.len()
+        && (0..a.words.len()).all(|k| same(&a.words[swapped(k)], &b.words[k]))
+        && a.words[x.saturating_sub(1)..y].iter().any(|w| ONE_WAY.contains(&w.lemma.as_str()))
 }
 
 /// The same quantity: the same value, with the same unit or a unit on one side only.
@@ -1118,7 +1142,7 @@ fn compare_as_written(a: &Assertion, b: &Assertion) -> Comparison {
     let quantities = !a.numbers.is_empty() || !b.numbers.is_empty();
     let bounded = a.numbers.iter().chain(&b.numbers).any(|q| q.bound.is_some());
     if !a.ids.is_empty() && !b.ids.is_empty() && a.ids.iter().any(|x| !b.ids.contains(x)) && b.ids.iter().any(|x| !a.ids.contains(x)) {
-        return Comparison { difference: None, equivalent: false, other_subjects: true, quantities, other_words: false, same_values: false, reordered: false, more_words: false, bounds: bounded };
+        return Comparison { difference: None, equivalent: false, other_subjects: true, quantities, other_words: false, same_values: false, reordered: false, more_words: false, bounds: bounded, one_way_roles: false };
     }
     let numbers_equal = same_numbers(&a.numbers, &b.numbers);
     let pairs = align(&a.words, &b.words);
@@ -1156,7 +1180,8 @@ fn compare_as_written(a: &Assertion, b: &Assertion) -> Comparison {
     let in_b = |w: &Word| b.words.iter().position(|x| same(w, x));
     let in_a = |w: &Word| a.words.iter().position(|x| same(w, x));
     let moved = |w: &Word, other_is_b: bool| if other_is_b { in_b(w).is_some() } else { in_a(w).is_some() };
-    let role_swap = roles_swapped(a, &in_b);
+    let swapped = roles_swapped(a, &in_b);
+    let role_swap = swapped.is_some();
     if role_swap {
         note(Difference::Roles);
     }
@@ -1268,7 +1293,8 @@ fn compare_as_written(a: &Assertion, b: &Assertion) -> Comparison {
     }
     // (two texts of no content word say nothing to compare: "I am." / "I am not.")
     let equivalent = difference.is_none() && !leftover && !reordered && numbers_equal && ids_equal && !role_swap && !a.words.is_empty() && !b.words.is_empty();
-    Comparison { difference, equivalent, other_subjects: false, quantities, other_words, same_values: numbers_equal && ids_equal && !role_swap, reordered, more_words, bounds: bounded }
+    let one_way_roles = swapped.is_some_and(|r| one_way(a, b, r));
+    Comparison { difference, equivalent, other_subjects: false, quantities, other_words, same_values: numbers_equal && ids_equal && !role_swap, reordered, more_words, bounds: bounded, one_way_roles }
 }
 
 /// How `a` and `b` differ in what they assert, if they do.
@@ -1517,5 +1543,22 @@ mod tests {
         assert!(texts_equivalent("The subscription renews at $99 annually.", "The subscription renews at 99 USD per year."));
         assert!(texts_equivalent("Three annual performances.", "Three yearly performances."));
         assert_eq!(d("The fee is 40 EUR weekly.", "The fee is 40 EUR per month."), Some(Difference::Value));
+    }
+
+    #[test]
+    fn roles_swapped_in_a_one_way_relation() {
+        let one_way = |a: &str, b: &str| compare(&parse(a), &parse(b)).one_way_roles;
+        assert!(one_way("Acme acquired Globex in 2025.", "Globex acquired Acme in 2025."));
+        assert!(one_way("acct_2050 is the parent account of acct_2051.", "acct_2051 is the parent account of acct_2050."));
+        assert!(one_way("cust_1402 prefers email over phone.", "cust_1402 prefers phone over email."));
+        // a relation that may hold both ways
+        assert!(!one_way("Acme sends invoices to Globex.", "Globex sends invoices to Acme."));
+        assert!(!one_way("Tomás emailed Priya about ord_4520.", "Priya emailed Tomás about ord_4520."));
+        // restructured, not only swapped
+        assert!(!one_way(
+            "Ron Atkinson, the manager of West Bromwich Albion, is appointed manager of Cambridge United.",
+            "West Bromwich Albion manager Ron Atkinson is appointed manager of Cambridge United."
+        ));
+        assert!(!one_way("Two teams of children play each other in the rain.", "The children's teams play in the rain, red versus green."));
     }
 }

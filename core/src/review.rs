@@ -668,7 +668,11 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
                     Some(_)
                         if !cmp.other_words
                             && (matches!(rules, Some(Difference::Preposition | Difference::Antonym))
-                                || (rules == Some(Difference::Number) && !cmp.more_words && !cmp.bounds)) =>
+                                || (rules == Some(Difference::Number) && !cmp.more_words && !cmp.bounds)
+                                // two things swapped in a relation that holds one way only
+                                // ("Acme acquired Globex" / "Globex acquired Acme"), which the
+                                // judge reads as the same words
+                                || (rules == Some(Difference::Roles) && cmp.one_way_roles)) =>
                     {
                         let d = rules.unwrap();
                         below_judge = Some((d.as_str(), None));
@@ -1158,6 +1162,22 @@ mod tests {
         let other = Subject { text: "The west gate is closed.", ..s.clone() };
         let v = with_judge(&other, &[judged(plain.clone(), [0.8, 0.1, 0.1], [0.8, 0.1, 0.1])]);
         assert_eq!((v.status, v.reason.as_deref()), (Status::Contradicts, Some("contradiction:antonym")));
+        // two things swapped in a relation that holds one way only: the rules' finding alone,
+        // however alike the judge reads the words; one that may hold both ways, the judge's
+        for (a, b, found) in [
+            ("Acme acquired Globex in 2025.", "Globex acquired Acme in 2025.", true),
+            ("Priya reports to Tomás.", "Tomás reports to Priya.", true),
+            ("Acme sends invoices to Globex.", "Globex sends invoices to Acme.", false),
+        ] {
+            let mut m = n("pm_r", b, 0.95);
+            m.intent_scope = None;
+            let other = Subject { text: a, ..s.clone() };
+            let v = with_judge(&other, &[judged(m, [0.95, 0.03, 0.02], [0.95, 0.03, 0.02])]);
+            assert_eq!(v.status == Status::Contradicts, found, "{a} / {b}: {v:?}");
+            if found {
+                assert_eq!(v.reason.as_deref(), Some("contradiction:roles"));
+            }
+        }
         // a denial beside other words is about another thing, whatever the judge says
         let mut loyalty = n("pm_l", "cust_9311 is eligible for the student discount.", 0.7);
         loyalty.intent_scope = None;
