@@ -214,6 +214,9 @@ pub struct Comparison {
     /// Two things swap roles in a relation that holds one way only (`ONE_WAY`: "reports to",
     /// "acquired", "owes", "prefers … over").
     pub one_way_roles: bool,
+    /// Each states a date or a month of a year, and they are other times ("in January 2026" /
+    /// "in February 2026"; not "on 2025-07-04" / "in July 2025").
+    pub other_times: bool,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -695,6 +698,14 @@ pub fn parse(text: &str) -> Assertion {
                     quantity(&mut items, date(&year, m, value), negating, clause, bounded);
                     continue;
                 }
+                // "August 2025", "in March 2026": a month of a year
+                let year = glued.is_none() && value.fract() == 0.0 && (1900.0..=2999.0).contains(&value);
+                if let Some(m) = items.last().filter(|it| it.surface != "may").and_then(|it| month(&it.surface)).filter(|_| year && unit.is_none()) {
+                    items.pop();
+                    let q = Quantity { value: format!("{:04}-{:02}", value as i64, m + 1), unit: Some("month-date".into()), bound: None };
+                    quantity(&mut items, q, negating, clause, bounded);
+                    continue;
+                }
                 if let Some(m) = toks.get(i).and_then(|t| if let Tok::Word(w) = t { month(w) } else { None }).filter(|_| day) {
                     i += 1;
                     // "9 October 1933", "9 October, 1933"
@@ -1049,9 +1060,27 @@ fn same_kind(x: &Quantity, y: &Quantity) -> bool {
     let kind = |u: Option<&str>| match u {
         Some("usd" | "eur" | "gbp" | "jpy") => Some("money"),
         Some("s" | "day" | "month") => Some("duration"),
+        Some("date" | "month-date") => Some("time"),
         _ => None,
     };
     x.unit == y.unit || kind(x.unit.as_deref()).is_some_and(|k| kind(y.unit.as_deref()) == Some(k))
+}
+
+/// Whether each states a time (a date, a month of a year) and none of one is a time of the
+/// other.
+fn other_times(a: &Assertion, b: &Assertion) -> bool {
+    let times = |x: &Assertion| x.numbers.iter().filter(|q| matches!(q.unit.as_deref(), Some("date" | "month-date"))).cloned().collect::<Vec<_>>();
+    let (ta, tb) = (times(a), times(b));
+    !ta.is_empty() && !tb.is_empty() && !ta.iter().any(|x| tb.iter().any(|y| same_quantity(x, y) || day_of_month(x, y)))
+}
+
+/// Whether one is a day of the other, a month ("2025-07-04" / "July 2025"): the same time told
+/// less precisely, no other value.
+fn day_of_month(x: &Quantity, y: &Quantity) -> bool {
+    let within = |d: &Quantity, m: &Quantity| {
+        d.unit.as_deref() == Some("date") && m.unit.as_deref() == Some("month-date") && d.value.starts_with(&format!("{}-", m.value))
+    };
+    within(x, y) || within(y, x)
 }
 
 /// Whether every number of each side has its match on the other.
@@ -1142,7 +1171,7 @@ fn compare_as_written(a: &Assertion, b: &Assertion) -> Comparison {
     let quantities = !a.numbers.is_empty() || !b.numbers.is_empty();
     let bounded = a.numbers.iter().chain(&b.numbers).any(|q| q.bound.is_some());
     if !a.ids.is_empty() && !b.ids.is_empty() && a.ids.iter().any(|x| !b.ids.contains(x)) && b.ids.iter().any(|x| !a.ids.contains(x)) {
-        return Comparison { difference: None, equivalent: false, other_subjects: true, quantities, other_words: false, same_values: false, reordered: false, more_words: false, bounds: bounded, one_way_roles: false };
+        return Comparison { difference: None, equivalent: false, other_subjects: true, quantities, other_words: false, same_values: false, reordered: false, more_words: false, bounds: bounded, one_way_roles: false, other_times: other_times(a, b) };
     }
     let numbers_equal = same_numbers(&a.numbers, &b.numbers);
     let pairs = align(&a.words, &b.words);
@@ -1222,7 +1251,7 @@ fn compare_as_written(a: &Assertion, b: &Assertion) -> Comparison {
                 note(Difference::Preposition);
             }
         }
-        if qa.iter().any(|x| qb.iter().any(|y| same_kind(x, y) && x.bound == y.bound)) {
+        if qa.iter().any(|x| qb.iter().any(|y| same_kind(x, y) && x.bound == y.bound && !day_of_month(x, y))) {
             note(Difference::Number);
         }
         if !qa.is_empty() || !qb.is_empty() {
@@ -1294,7 +1323,7 @@ fn compare_as_written(a: &Assertion, b: &Assertion) -> Comparison {
     // (two texts of no content word say nothing to compare: "I am." / "I am not.")
     let equivalent = difference.is_none() && !leftover && !reordered && numbers_equal && ids_equal && !role_swap && !a.words.is_empty() && !b.words.is_empty();
     let one_way_roles = swapped.is_some_and(|r| one_way(a, b, r));
-    Comparison { difference, equivalent, other_subjects: false, quantities, other_words, same_values: numbers_equal && ids_equal && !role_swap, reordered, more_words, bounds: bounded, one_way_roles }
+    Comparison { difference, equivalent, other_subjects: false, quantities, other_words, same_values: numbers_equal && ids_equal && !role_swap, reordered, more_words, bounds: bounded, one_way_roles, other_times: other_times(a, b) }
 }
 
 /// How `a` and `b` differ in what they assert, if they do.
@@ -1560,5 +1589,22 @@ mod tests {
             "West Bromwich Albion manager Ron Atkinson is appointed manager of Cambridge United."
         ));
         assert!(!one_way("Two teams of children play each other in the rain.", "The children's teams play in the rain, red versus green."));
+    }
+
+    #[test]
+    fn a_month_of_a_year() {
+        assert_eq!(parse("cust_8123 joined in August 2025.").numbers[0].value, "2025-08");
+        assert_eq!(d("cust_8123 joined on 2025-07-04.", "cust_8123 joined in August 2025."), Some(Difference::Number));
+        // the day told, then its month: no other value, and no more than one of them says
+        assert_eq!(d("cust_8123 joined on 2025-07-04.", "cust_8123 joined in July 2025."), None);
+        assert!(!texts_equivalent("cust_8123 joined on 2025-07-04.", "cust_8123 joined in July 2025."));
+        assert!(texts_equivalent("The promo ends in March 2026.", "The promo ends in March 2026."));
+        assert_eq!(d("The promo ends in March 2026.", "The promo ends in April 2026."), Some(Difference::Number));
+        // "may" before a year is the verb as often as the month
+        assert!(parse("It may 2025 be").numbers.iter().all(|q| q.unit.as_deref() != Some("month-date")));
+        let other = |a: &str, b: &str| compare(&parse(a), &parse(b)).other_times;
+        assert!(other("cust_4012 did not order in January 2026.", "cust_4012 ordered twice in February 2026."));
+        assert!(!other("cust_8123 joined on 2025-07-04.", "cust_8123 joined in July 2025."));
+        assert!(!other("ord_5120 has not shipped yet.", "ord_5120 shipped on 2026-03-02."));
     }
 }

@@ -1553,6 +1553,12 @@ pub fn relate(a: &Analysis, b: &Analysis) -> Relation {
         let once_in_a_life = x.subject.is_some()
             && x.subject == y.subject
             && matches!((action(x), action(y)), (Some(p), Some(q)) if p == q && ONCE_IN_A_LIFE.contains(&p.as_str()));
+        // and an action each says was done once ("upgraded once, before the price change" /
+        // "upgraded once, after …"): that one time
+        let said_once = x.subject.is_some()
+            && x.subject == y.subject
+            && matches!((action(x), action(y)), (Some(p), Some(q)) if p == q)
+            && [x, y].iter().all(|c| c.words.iter().any(|w| w == "once"));
         let one_thing = shared || swapped || one_subject;
         // (of the same object: "returned a blender" / "kept the toaster" of one order are two)
         let other_thing = |c: &Claim, o: &Claim| {
@@ -1569,7 +1575,7 @@ pub fn relate(a: &Analysis, b: &Analysis) -> Relation {
         let opposed = one_thing
             && !(other_thing(x, y) && other_thing(y, x))
             && matches!((action(x), action(y)), (Some(p), Some(q)) if lexicon::paired(OPPOSED, &p, &q));
-        return Relation::Events { same_instance: (one_thing && same_action) || once_in_a_life, opposed };
+        return Relation::Events { same_instance: (one_thing && same_action) || once_in_a_life || said_once, opposed };
     }
     if has(Kind::Multi) {
         if spoken || !same_subject(&x.subject, &y.subject) {
@@ -1842,6 +1848,10 @@ mod tests {
         let same = |a: &str, b: &str| matches!(rel(a, b), Relation::Events { same_instance: true, .. });
         // one order delivered on two dates: one event told two ways
         assert!(same("ord_7002 was delivered on 2026-03-01.", "ord_7002 was delivered on March 2nd, 2026."));
+        // what each says was done once, by one and the same
+        assert!(same("cust_8123 upgraded once, before the price change.", "cust_8123 upgraded once, after the price change."));
+        assert!(!same("cust_8123 upgraded once, before the price change.", "cust_8123 upgraded after the price change."));
+        assert!(!same("cust_8123 upgraded once.", "cust_8124 upgraded once."));
         // roles swapped between the same two: events that meet (the comparison finds the swap)
         assert!(matches!(rel("cust_4022 referred cust_5150.", "cust_5150 referred cust_4022."), Relation::Events { .. }));
         // two payments of one order, two reschedulings, two parcels, two orders of one customer

@@ -648,6 +648,11 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
                 if cmp.other_words && matches!(rules, Some(Difference::Negation | Difference::Number)) {
                     rules = None;
                 }
+                // and a denial at another time is of another time ("did not order in January
+                // 2026" / "ordered twice in February 2026")
+                if rules == Some(Difference::Negation) && cmp.other_times {
+                    rules = None;
+                }
                 // a denied quantifier ("not every refund needs approval") holds beside the
                 // statement of some of them
                 if rules == Some(Difference::Negation)
@@ -1178,6 +1183,11 @@ mod tests {
                 assert_eq!(v.reason.as_deref(), Some("contradiction:roles"));
             }
         }
+        // a denial at another time is of another time, whatever the judge says
+        let mut feb = n("pm_f", "cust_4012 ordered twice in February 2026.", 0.8);
+        feb.intent_scope = None;
+        let other = Subject { text: "cust_4012 did not order in January 2026.", ..s.clone() };
+        assert_eq!(with_judge(&other, &[judged(feb, [0.0, 0.0, 1.0], [0.0, 0.0, 1.0])]).status, Status::PendingPromotion);
         // a denial beside other words is about another thing, whatever the judge says
         let mut loyalty = n("pm_l", "cust_9311 is eligible for the student discount.", 0.7);
         loyalty.intent_scope = None;
