@@ -759,6 +759,13 @@ pub fn parse(text: &str) -> Assertion {
                     after_be = true;
                     continue;
                 }
+                // "takes place" says "is" ("the review takes place on 2024-09-10" / "the review is
+                // on 10 September 2024")
+                if matches!(w, "take" | "takes" | "took" | "taken" | "taking") && matches!(toks.get(i), Some(Tok::Word(p)) if p == "place") {
+                    i += 1;
+                    after_be = true;
+                    continue;
+                }
                 if w == "by" && pending_participle.is_some() && agent_from.is_none() {
                     agent_from = Some(items.len());
                     continue;
@@ -1589,6 +1596,14 @@ mod tests {
             "West Bromwich Albion manager Ron Atkinson is appointed manager of Cambridge United."
         ));
         assert!(!one_way("Two teams of children play each other in the rain.", "The children's teams play in the rain, red versus green."));
+    }
+
+    #[test]
+    fn takes_place_says_is() {
+        assert!(texts_equivalent("The quarterly review with Contoso takes place on 2024-09-10.", "The quarterly review with Contoso is on 10 September 2024."));
+        assert!(texts_equivalent("The webinar took place in Lisbon.", "The webinar was in Lisbon."));
+        // "take" alone is a verb of its own
+        assert!(!texts_equivalent("Ana takes the train.", "Ana is the train."));
     }
 
     #[test]
