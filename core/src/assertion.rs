@@ -380,7 +380,7 @@ fn lex(text: &str) -> Vec<Tok> {
 
 const WEEKDAYS: &[&str] = &["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
 
-fn parse_number(s: &str) -> Option<f64> {
+pub(crate) fn parse_number(s: &str) -> Option<f64> {
     let t: String = s.chars().filter(|&c| c != ',').collect();
     if t.is_empty() || !t.chars().all(|c| c.is_ascii_digit() || c == '.') || t.chars().filter(|&c| c == '.').count() > 1 {
         return None;

@@ -34,25 +34,31 @@ pub struct Pair {
     pub learned_canonical: Option<JudgeScores>,
 }
 
-/// The learned judge's probabilities for a pair, as review reads them: both directions as
-/// written and, where amounts, dates or times are spelled otherwise in one spelling, both
-/// directions in that spelling too (`review::Spelling`). `judge` reads "premise, hypothesis".
+/// The spellings review gives the judge a pair in: as written, and in one spelling where amounts,
+/// dates or times are spelled otherwise (`review::Spelling`).
+fn spellings(p: &Pair) -> &'static [Spelling] {
+    if Spelling::respells(&p.a) || Spelling::respells(&p.b) {
+        &[Spelling::AsWritten, Spelling::Canonical]
+    } else {
+        &[Spelling::AsWritten]
+    }
+}
+
+/// The learned judge's probabilities for a pair, as review reads them: both directions in each
+/// of its `spellings`. `judge` reads "premise, hypothesis".
 pub fn score_pair(p: &mut Pair, judge: &dyn Fn(&str, &str) -> [f32; 3]) {
     let both = |spelling: Spelling| {
         let (a, b) = (spelling.of(&p.a), spelling.of(&p.b));
         JudgeScores { ab: judge(&a, &b), ba: judge(&b, &a) }
     };
     p.learned = Some(both(Spelling::AsWritten));
-    p.learned_canonical = (Spelling::respells(&p.a) || Spelling::respells(&p.b)).then(|| both(Spelling::Canonical));
+    p.learned_canonical = spellings(p).contains(&Spelling::Canonical).then(|| both(Spelling::Canonical));
 }
 
 /// The texts the judge reads for a pair, each ordered pair once: what `score_pair` asks.
 pub fn judge_inputs(p: &Pair) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for spelling in [Spelling::AsWritten, Spelling::Canonical] {
-        if spelling == Spelling::Canonical && !(Spelling::respells(&p.a) || Spelling::respells(&p.b)) {
-            continue;
-        }
+    for spelling in spellings(p) {
         let (a, b) = (spelling.of(&p.a).into_owned(), spelling.of(&p.b).into_owned());
         out.push((a.clone(), b.clone()));
         out.push((b, a));

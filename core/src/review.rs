@@ -273,7 +273,7 @@ impl<'a> Comparisons<'a> {
         if !self.respelled && !Spelling::respells(&n.text) {
             return self.learned(n);
         }
-        if let Some(j) = n.learned_canonical.or_else(|| self.judged_canonical.borrow().iter().find(|(id, _)| *id == n.id).map(|(_, j)| *j)) {
+        if let Some(j) = self.known_canonical(n) {
             return Some(j);
         }
         // given the scores as written only, and no judge to ask: those
@@ -286,8 +286,12 @@ impl<'a> Comparisons<'a> {
     /// What the learned judge said of `n` for a merge, if it was read, and whether in one
     /// spelling: for the notes, never asking.
     fn known_for_merge(&self, n: &Neighbor) -> Option<(JudgeScores, bool)> {
-        let canonical = n.learned_canonical.or_else(|| self.judged_canonical.borrow().iter().find(|(id, _)| *id == n.id).map(|(_, j)| *j));
-        canonical.map(|j| (j, true)).or_else(|| self.known(n).map(|j| (j, false)))
+        self.known_canonical(n).map(|j| (j, true)).or_else(|| self.known(n).map(|j| (j, false)))
+    }
+
+    /// What the learned judge said of `n` in one spelling, if it was read, never asking.
+    fn known_canonical(&self, n: &Neighbor) -> Option<JudgeScores> {
+        n.learned_canonical.or_else(|| self.judged_canonical.borrow().iter().find(|(id, _)| *id == n.id).map(|(_, j)| *j))
     }
 
     /// What the learned judge said of `n`, if it was read: for the notes, never asking.

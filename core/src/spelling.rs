@@ -1,11 +1,12 @@
-//! What the learned judge reads: a statement with its amounts, percentages, dates and clock
-//! times in one spelling ("USD 1,250.00" and "$1,250", "fifteen percent" and "15%",
-//! "Feb. 14, 2026" and "2026-02-14", "midnight" and "00:00"), without a label in front ("FYI, …").
-//! The judge reads a number spelled two ways as two numbers (it scored "gets a 15% discount" /
-//! "receives a fifteen percent discount" a contradiction at 0.98); the rules compare numbers by
-//! value (assertion.rs), so the judge is left the words around them.
+//! A statement with its amounts, percentages, dates and clock times in one spelling ("USD
+//! 1,250.00" and "$1,250", "fifteen percent" and "15%", "Feb. 14, 2026" and "2026-02-14",
+//! "midnight" and "00:00"), without a label in front ("FYI, …"): what the learned judge reads for
+//! a merge (review::Spelling), and what claim.rs compares names and added words in. The judge
+//! reads a number spelled two ways as two numbers (it scored "gets a 15% discount" / "receives a
+//! fifteen percent discount" a contradiction at 0.98); the rules compare numbers by value
+//! (assertion.rs), so the judge is left the words around them.
 
-use crate::assertion::{fmt_value, month, spelled_number, unit_of, without_label};
+use crate::assertion::{fmt_value, month, parse_number, spelled_number, unit_of, without_label};
 use std::borrow::Cow;
 
 /// Texts longer than this are passed through as they are (the judge truncates them anyway).
@@ -26,21 +27,13 @@ fn split(w: &str) -> Piece {
     Piece { lead: w[..lead_end].to_owned(), core: rest[..core_end].to_owned(), trail: rest[core_end..].to_owned() }
 }
 
-/// An amount in digits ("1,250.00", "40", "0.5"): its value.
+/// An amount in digits ("1,250.00", "40", "0.5"): its value as the rules read it
+/// (`assertion::parse_number`), where it has the shape of one: no stop at either end, commas
+/// only as thousands separators ("1,250", not "1,2").
 fn amount(s: &str) -> Option<f64> {
-    let t: String = s.chars().filter(|&c| c != ',').collect();
-    let digits_ok = !t.is_empty()
-        && t.chars().all(|c| c.is_ascii_digit() || c == '.')
-        && t.chars().filter(|&c| c == '.').count() <= 1
-        && t.chars().next().is_some_and(|c| c.is_ascii_digit())
-        && !t.ends_with('.');
-    // commas only as thousands separators ("1,250", not "1,2")
+    let digits = s.replace(',', "");
     let commas_ok = !s.contains(',') || s.split('.').next().unwrap_or("").split(',').skip(1).all(|g| g.len() == 3);
-    if digits_ok && commas_ok {
-        t.parse::<f64>().ok().filter(|x| x.is_finite())
-    } else {
-        None
-    }
+    parse_number(s).filter(|_| !digits.starts_with('.') && !digits.ends_with('.') && commas_ok)
 }
 
 /// An amount as money is written: thousands separated, cents only when there are any.
