@@ -533,6 +533,9 @@ struct Item {
 /// Opposites of permission WordNet does not pair ("allowed" / "forbidden").
 const PERMISSION: &[(&str, &str)] = &[("allow", "forbid"), ("allow", "prohibit"), ("permit", "forbid"), ("permit", "prohibit")];
 
+/// Opposite directions of change WordNet does not pair as verbs ("grew" / "shrank").
+const DIRECTION: &[(&str, &str)] = &[("grow", "shrink"), ("rise", "fall"), ("rise", "drop"), ("grow", "decline")];
+
 /// Verbs with a particle that mean one verb: (verb, particle, the verb they mean).
 const PHRASAL: &[(&str, &str, &str)] = &[
     ("ask", "for", "request"), ("go", "out", "ship"), ("send", "out", "ship"), ("move", "up", "upgrade"), ("sign", "up", "register"),
@@ -744,6 +747,11 @@ pub fn parse(text: &str) -> Assertion {
                 }
                 if let Some((_, n)) = ORDINALS.iter().find(|(x, _)| *x == w) {
                     quantity(&mut items, Quantity { value: n.to_string(), unit: Some("ord".into()), bound: None }, negating, clause, bounded);
+                    continue;
+                }
+                // "half of the invoices" is 50 % of them
+                if w == "half" && matches!(toks.get(i), Some(Tok::Word(p)) if p == "of") {
+                    quantity(&mut items, Quantity { value: "50".into(), unit: Some("%".into()), bound: None }, negating, clause, bounded);
                     continue;
                 }
                 if let Some((_, n)) = NUMBER_WORDS.iter().find(|(x, _)| *x == w) {
@@ -1282,7 +1290,7 @@ fn compare_as_written(a: &Assertion, b: &Assertion) -> Comparison {
                 if r == Relation::Unrelated && (x.surface != x.lemma || y.surface != y.lemma) {
                     r = lexicon::relation(&x.surface, &y.surface);
                 }
-                if r == Relation::Unrelated && lexicon::paired(PERMISSION, &x.lemma, &y.lemma) {
+                if r == Relation::Unrelated && (lexicon::paired(PERMISSION, &x.lemma, &y.lemma) || lexicon::paired(DIRECTION, &x.lemma, &y.lemma)) {
                     r = Relation::Antonym;
                 }
                 match r {
@@ -1604,6 +1612,21 @@ mod tests {
         assert!(texts_equivalent("The webinar took place in Lisbon.", "The webinar was in Lisbon."));
         // "take" alone is a verb of its own
         assert!(!texts_equivalent("Ana takes the train.", "Ana is the train."));
+    }
+
+    #[test]
+    fn half_of_is_fifty_percent() {
+        assert!(texts_equivalent("Half of cust_6650's invoices were paid late.", "50% of cust_6650's invoices were paid late."));
+        assert_eq!(d("Half of cust_6650's invoices were paid late.", "Only 10% of cust_6650's invoices were paid late."), Some(Difference::Number));
+        // "half" without "of" is left alone
+        assert!(parse("The deal is half done.").numbers.is_empty());
+    }
+
+    #[test]
+    fn opposite_directions_of_change() {
+        assert_eq!(d("cust_1190's order volume grew in Q1 2026.", "cust_1190's order volume shrank in Q1 2026."), Some(Difference::Antonym));
+        assert_eq!(d("Prices rose in May.", "Prices fell in May."), Some(Difference::Antonym));
+        assert_eq!(d("Prices rose in May.", "Prices went up in May."), None);
     }
 
     #[test]

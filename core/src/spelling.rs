@@ -12,6 +12,16 @@ use std::borrow::Cow;
 /// Texts longer than this are passed through as they are (the judge truncates them anyway).
 const MAX_CHARS: usize = 4096;
 
+/// Words spelled two ways, and the one spelling the judge reads (British and American, with a
+/// hyphen or without, in one word or two).
+const VARIANTS: &[(&str, &str)] = &[
+    ("nobody", "no one"), ("no-one", "no one"), ("e-mail", "email"), ("e-mails", "emails"), ("e-mailed", "emailed"),
+    ("neighbour", "neighbor"), ("neighbours", "neighbors"), ("colour", "color"), ("colours", "colors"), ("favourite", "favorite"),
+    ("favourites", "favorites"), ("organisation", "organization"), ("organisations", "organizations"), ("centre", "center"),
+    ("catalogue", "catalog"), ("canceled", "cancelled"), ("canceling", "cancelling"), ("behaviour", "behavior"),
+    ("licence", "license"), ("travelled", "traveled"), ("travelling", "traveling"), ("programme", "program"),
+];
+
 /// One whitespace-separated piece: opening punctuation, the word, closing punctuation.
 #[derive(Debug, Clone)]
 struct Piece {
@@ -130,6 +140,14 @@ pub fn canonical(text: &str) -> Cow<'_, str> {
         let emit = |core: String, first: usize, last: usize, out: &mut Vec<Piece>| {
             out.push(Piece { lead: pieces[first].lead.clone(), core, trail: pieces[last].trail.clone() });
         };
+        // words with two spellings: "nobody" / "no one", "e-mail" / "email", "neighbour" / "neighbor"
+        if let Some((_, to)) = VARIANTS.iter().find(|(from, _)| *from == lower) {
+            let to = if here.starts_with(char::is_uppercase) { format!("{}{}", to[..1].to_uppercase(), &to[1..]) } else { (*to).to_owned() };
+            emit(to, i, i, &mut out);
+            i += 1;
+            changed = true;
+            continue;
+        }
         // dates: "February 14, 2026", "Feb. 14th 2026", "14 February 2026" -> 2026-02-14
         let month_first = month_of(here.trim_end_matches('.'))
             .filter(|_| here.chars().next().is_some_and(char::is_uppercase) && matches!(p.trail.as_str(), "" | "."))
@@ -308,6 +326,15 @@ mod tests {
         assert_eq!(v("The promo runs until the end of March 2026."), "The promo runs until the end of March 2026.");
         assert_eq!(v("I may 3 times 2026 things"), "I may 3 times 2026 things");
         assert_eq!(v("Caroline (8 May 2023): I went to a support group."), "Caroline (2023-05-08): I went to a support group.");
+    }
+
+    #[test]
+    fn words_with_two_spellings() {
+        assert_eq!(v("Nobody from cust_7090's team attended."), "No one from cust_7090's team attended.");
+        assert_eq!(v("Send it by e-mail to a neighbour."), "Send it by email to a neighbor.");
+        assert_eq!(v("The order was canceled."), "The order was cancelled.");
+        // a part of a word is no word
+        assert_eq!(v("somebody nobodys"), "somebody nobodys");
     }
 
     #[test]
