@@ -1335,10 +1335,21 @@ fn compare_as_written(a: &Assertion, b: &Assertion) -> Comparison {
     if matches!(difference, Some(Difference::Value | Difference::Number)) && other_words && !numbers_equal {
         difference = None;
     }
+    // words that moved only past an identifier, the rest in the same order, say the same ("The
+    // refund for ord_9090 was $0.99" / "ord_9090 was refunded 99 cents"): who did what to whom
+    // between two of them is a swap of roles, above
+    if reordered && in_order_but_ids(a, b) == in_order_but_ids(b, a) {
+        reordered = false;
+    }
     // (two texts of no content word say nothing to compare: "I am." / "I am not.")
     let equivalent = difference.is_none() && !leftover && !reordered && numbers_equal && ids_equal && !role_swap && !a.words.is_empty() && !b.words.is_empty();
     let one_way_roles = swapped.is_some_and(|r| one_way(a, b, r));
     Comparison { difference, equivalent, other_subjects: false, quantities, other_words, same_values: numbers_equal && ids_equal && !role_swap, reordered, more_words, bounds: bounded, one_way_roles, other_times: other_times(a, b) }
+}
+
+/// The content words of `x` that `y` says too, in `x`'s order, without identifiers.
+fn in_order_but_ids<'a>(x: &'a Assertion, y: &Assertion) -> Vec<&'a str> {
+    x.words.iter().filter(|w| !x.ids.contains(&w.lemma) && !is_prep(&w.lemma) && y.words.iter().any(|v| same(w, v))).map(|w| w.lemma.as_str()).collect()
 }
 
 /// How `a` and `b` differ in what they assert, if they do.
@@ -1620,6 +1631,15 @@ mod tests {
         assert_eq!(d("Half of cust_6650's invoices were paid late.", "Only 10% of cust_6650's invoices were paid late."), Some(Difference::Number));
         // "half" without "of" is left alone
         assert!(parse("The deal is half done.").numbers.is_empty());
+    }
+
+    #[test]
+    fn a_word_moved_past_an_identifier_only() {
+        assert!(texts_equivalent("The refund for ord_9090 was $0.99.", "ord_9090 was refunded 99 cents."));
+        assert!(texts_equivalent("ord_9090 was refunded 99 cents.", "The refund for ord_9090 was $0.99."));
+        // words moved past each other still are
+        assert!(compare(&parse("Nine episodes ordered were broadcast."), &parse("Nine broadcast episodes were ordered.")).reordered);
+        assert!(compare(&parse("The refund for ord_9090 was approved after the return."), &parse("The return for ord_9090 was approved after the refund.")).reordered);
     }
 
     #[test]
