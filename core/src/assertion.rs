@@ -575,6 +575,12 @@ pub fn without_label(text: &str) -> &str {
 
 pub fn parse(text: &str) -> Assertion {
     let toks = lex(&normalize(without_label(text)));
+    // words written in capitals are names, not inflected words ("UPS" is no plural of "up")
+    let capitals: Vec<String> = without_label(text)
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() >= 2 && w.chars().all(|c| c.is_ascii_uppercase()))
+        .map(str::to_lowercase)
+        .collect();
     let mut a = Assertion::default();
     let mut items: Vec<Item> = Vec::new();
     let mut clause = 0usize;
@@ -787,7 +793,7 @@ pub fn parse(text: &str) -> Assertion {
                 if FILLER.contains(&w) {
                     continue;
                 }
-                let mut lemma = lexicon::lemma(w);
+                let mut lemma = if capitals.iter().any(|c| c == w) { w.to_owned() } else { lexicon::lemma(w) };
                 // after a form of "be": a word that is not its own lemma, nor a gerund or a plural
                 let participle = after_be && lemma != w && !w.ends_with("ing") && !w.ends_with('s');
                 // a verb and its particle that say one verb ("asked for" a quote requested it; an
@@ -1640,6 +1646,14 @@ mod tests {
         // words moved past each other still are
         assert!(compare(&parse("Nine episodes ordered were broadcast."), &parse("Nine broadcast episodes were ordered.")).reordered);
         assert!(compare(&parse("The refund for ord_9090 was approved after the return."), &parse("The return for ord_9090 was approved after the refund.")).reordered);
+    }
+
+    #[test]
+    fn words_in_capitals_are_names() {
+        let lemmas = |t: &str| parse(t).words.iter().map(|w| w.lemma.clone()).collect::<Vec<_>>();
+        assert_eq!(lemmas("ord_5120 was shipped via UPS."), ["ord_5120", "ship", "ups"]);
+        assert_eq!(d("ord_5120 was shipped via UPS.", "ord_5120 was shipped via DHL."), Some(Difference::Value));
+        assert!(lemmas("Prices went up and then ups and downs.").contains(&"up".to_owned()));
     }
 
     #[test]
