@@ -533,8 +533,12 @@ struct Item {
 /// Opposites of permission WordNet does not pair ("allowed" / "forbidden").
 const PERMISSION: &[(&str, &str)] = &[("allow", "forbid"), ("allow", "prohibit"), ("permit", "forbid"), ("permit", "prohibit")];
 
-/// Opposite directions of change WordNet does not pair as verbs ("grew" / "shrank").
-const DIRECTION: &[(&str, &str)] = &[("grow", "shrink"), ("rise", "fall"), ("rise", "drop"), ("grow", "decline")];
+/// Opposite directions of change WordNet does not pair as verbs ("grew" / "shrank"), and
+/// opposite wills ("prefers WhatsApp" / "refuses to use WhatsApp").
+const DIRECTION: &[(&str, &str)] = &[
+    ("grow", "shrink"), ("rise", "fall"), ("rise", "drop"), ("grow", "decline"),
+    ("prefer", "refuse"), ("want", "refuse"), ("like", "refuse"), ("prefer", "avoid"), ("want", "avoid"), ("like", "avoid"),
+];
 
 /// Verbs with a particle that mean one verb: (verb, particle, the verb they mean).
 const PHRASAL: &[(&str, &str, &str)] = &[
@@ -1661,6 +1665,8 @@ mod tests {
         assert_eq!(d("cust_1190's order volume grew in Q1 2026.", "cust_1190's order volume shrank in Q1 2026."), Some(Difference::Antonym));
         assert_eq!(d("Prices rose in May.", "Prices fell in May."), Some(Difference::Antonym));
         assert_eq!(d("Prices rose in May.", "Prices went up in May."), None);
+        assert_eq!(d("cust_4330 prefers WhatsApp.", "cust_4330 refuses to use WhatsApp."), Some(Difference::Antonym));
+        assert_eq!(d("cust_4330 wants paper invoices.", "cust_4330 avoids paper invoices."), Some(Difference::Antonym));
     }
 
     #[test]
