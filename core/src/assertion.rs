@@ -66,9 +66,13 @@ const PREPOSITIONS: &[&str] = &[
     "below", "over", "under", "up", "down", "against", "including", "excluding",
 ];
 
-/// Prepositions that end a passive's agent ("by Acme for hosting"), besides PREPOSITIONS ("of"
-/// does not: "by the head of finance").
-const AGENT_ENDS: &[&str] = &["for", "with", "at", "via", "per", "about", "during", "since", "until", "within", "through", "across", "because"];
+/// Words that end a passive's agent ("by Acme for hosting", "by Contoso every month"), besides
+/// PREPOSITIONS ("of" does not: "by the head of finance").
+const AGENT_ENDS: &[&str] = &[
+    "for", "with", "at", "via", "per", "about", "during", "since", "until", "within", "through", "across", "because",
+    // a time after the agent ("paid by Contoso every month")
+    "every", "each", "once", "twice", "today", "yesterday", "tomorrow", "daily", "weekly", "monthly", "yearly", "annually",
+];
 
 /// Clause boundaries: a negation's scope ends here, and so does a passive's agent.
 const CLAUSE_WORDS: &[&str] = &["and", "but", "or", "while", "whereas", "although", "though", "because", "however", "yet"];
@@ -579,12 +583,11 @@ pub fn without_label(text: &str) -> &str {
 
 pub fn parse(text: &str) -> Assertion {
     let toks = lex(&normalize(without_label(text)));
-    // words written in capitals are names, not inflected words ("UPS" is no plural of "up")
-    let capitals: Vec<String> = without_label(text)
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.len() >= 2 && w.chars().all(|c| c.is_ascii_uppercase()))
-        .map(str::to_lowercase)
-        .collect();
+    // words written in capitals among words that are not are names, not inflected words ("UPS"
+    // is no plural of "up"); a text all in capitals is only shouted
+    let words = without_label(text).split(|c: char| !c.is_alphanumeric()).filter(|w| w.chars().any(char::is_alphabetic));
+    let capitals: Vec<String> = words.clone().filter(|w| w.len() >= 2 && w.chars().all(|c| c.is_ascii_uppercase())).map(str::to_lowercase).collect();
+    let capitals = if words.clone().any(|w| w.chars().any(char::is_lowercase)) { capitals } else { Vec::new() };
     let mut a = Assertion::default();
     let mut items: Vec<Item> = Vec::new();
     let mut clause = 0usize;
@@ -1658,6 +1661,14 @@ mod tests {
         assert_eq!(lemmas("ord_5120 was shipped via UPS."), ["ord_5120", "ship", "ups"]);
         assert_eq!(d("ord_5120 was shipped via UPS.", "ord_5120 was shipped via DHL."), Some(Difference::Value));
         assert!(lemmas("Prices went up and then ups and downs.").contains(&"up".to_owned()));
+        assert_eq!(lemmas("THE KIDS PLAYED ON THE RIVERBANK."), lemmas("The kids played on the riverbank."));
+    }
+
+    #[test]
+    fn a_time_after_a_passive_agent() {
+        assert!(texts_equivalent("Vandelay Industries is paid by Contoso every month.", "Contoso pays Vandelay Industries every month."));
+        assert!(texts_equivalent("The invoice was approved by Dana each Friday.", "Dana approved the invoice each Friday."));
+        assert_eq!(d("Vandelay Industries is paid by Contoso every month.", "Contoso is paid by Vandelay Industries every month."), Some(Difference::Roles));
     }
 
     #[test]

@@ -1130,8 +1130,11 @@ pub fn extends(a: &str, b: &str) -> bool {
 /// ("Gil Silva resides in Lyon" / "Gil Silva's home is in Lyon"); "invoices by post to Leeds" and
 /// "… to Porto" do not.
 pub fn same_names(a: &str, b: &str) -> bool {
-    fn names(t: &str) -> std::collections::BTreeSet<String> {
+    // (the names, and the common words that open a sentence in capitals: "Stark" of "Stark
+    // Analytics employs …" is a name where the other text names it inside a sentence)
+    fn names(t: &str) -> (std::collections::BTreeSet<String>, std::collections::BTreeSet<String>) {
         let mut out = std::collections::BTreeSet::new();
+        let mut opening = std::collections::BTreeSet::new();
         let mut first = true;
         for raw in t.split(|c: char| c.is_whitespace()) {
             let w: String = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '_').to_owned();
@@ -1157,6 +1160,8 @@ pub fn same_names(a: &str, b: &str) -> bool {
                     out.insert(crate::assertion::fmt_value(x));
                 } else if digit || proper {
                     out.insert(w.to_lowercase());
+                } else if first && w.chars().next().is_some_and(char::is_uppercase) {
+                    opening.insert(w.to_lowercase());
                 }
                 first = false;
             }
@@ -1164,10 +1169,14 @@ pub fn same_names(a: &str, b: &str) -> bool {
                 first = true;
             }
         }
-        out
+        (out, opening)
     }
     // in one spelling of amounts and dates ("EUR 40" / "€40", "Feb. 14, 2026" / "14 February 2026")
-    names(&crate::spelling::canonical(a)) == names(&crate::spelling::canonical(b))
+    let ((mut x, x_opening), (mut y, y_opening)) = (names(&crate::spelling::canonical(a)), names(&crate::spelling::canonical(b)));
+    let (x_named, y_named) = (x.clone(), y.clone());
+    x.extend(x_opening.into_iter().filter(|w| y_named.contains(w)));
+    y.extend(y_opening.into_iter().filter(|w| x_named.contains(w)));
+    x == y
 }
 
 /// "no longer prefers …", "does not want … anymore": the value does not hold.
@@ -1876,6 +1885,9 @@ mod tests {
         // a name opening one sentence and inside the other is the same name
         assert!(same_names("Call Karl Moreau after 5 pm, as they prefer.", "Karl Moreau prefers calls after 5 pm."));
         assert!(!same_names("Call Karl Moreau after 5 pm.", "Rosa Moreau prefers calls after 5 pm."));
+        // a common word opening a sentence is a name where the other text names it
+        assert!(same_names("Stark Analytics employs Teresa Ribeiro.", "Teresa Ribeiro works at Stark Analytics."));
+        assert!(!same_names("Stark Analytics employs Teresa Ribeiro.", "Teresa Ribeiro works at Stark Labs."));
         assert!(!same_names("Ana Nieminen wants invoices sent by post to Leeds.", "Ana Nieminen wants invoices sent by post to Porto."));
         assert!(same_names("The monthly fee is EUR 40.", "Pays a monthly fee of €40."));
         assert!(same_names("Renews on Feb. 14, 2026.", "Renews on 14 February 2026."));
