@@ -655,7 +655,8 @@ pub fn parse(text: &str) -> Assertion {
                 let id = id.replace('-', "_");
                 // the kind of thing an identifier names, said before it ("customer cust_6012",
                 // "order ord_5521", "a customer, cust_4410"): the identifier says it already
-                if items.last().is_some_and(|it| it.quantity.is_none() && abbreviates(&id, &it.surface)) {
+                // (another identifier is no kind: "cust_1001 and cust_1002")
+                if items.last().is_some_and(|it| it.quantity.is_none() && !a.ids.contains(&it.lemma) && abbreviates(&id, &it.surface)) {
                     items.pop();
                 }
                 a.ids.insert(id.clone());
@@ -1396,6 +1397,25 @@ pub fn texts_equivalent(a: &str, b: &str) -> bool {
     compare(&parse(a), &parse(b)).equivalent
 }
 
+/// Whether `a` and `b` are the same words, only two that "and" joins in the other order
+/// ("cust_1001 and cust_1002 share a billing address" / "cust_1002 and cust_1001 share …").
+pub fn coordinated_otherwise(a: &str, b: &str) -> bool {
+    let bag = |t: &str| {
+        let mut v: Vec<String> = normalize(without_label(t)).split(|c: char| !c.is_alphanumeric() && c != '_').filter(|w| !w.is_empty()).map(str::to_owned).collect();
+        v.sort_unstable();
+        v
+    };
+    if bag(a) != bag(b) {
+        return false;
+    }
+    let (x, y) = (parse(a), parse(b));
+    let (x, y) = (coordinated_in_order(&x).unwrap_or(x), coordinated_in_order(&y).unwrap_or(y));
+    !x.words.is_empty()
+        && x.ids == y.ids
+        && x.words.len() == y.words.len()
+        && x.words.iter().zip(&y.words).all(|(p, q)| p.lemma == q.lemma && p.negated == q.negated && p.quantity == q.quantity)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1669,6 +1689,23 @@ mod tests {
         assert!(texts_equivalent("Vandelay Industries is paid by Contoso every month.", "Contoso pays Vandelay Industries every month."));
         assert!(texts_equivalent("The invoice was approved by Dana each Friday.", "Dana approved the invoice each Friday."));
         assert_eq!(d("Vandelay Industries is paid by Contoso every month.", "Contoso is paid by Vandelay Industries every month."), Some(Difference::Roles));
+    }
+
+    #[test]
+    fn an_identifier_before_another_is_no_kind() {
+        assert_eq!(parse("cust_1001 and cust_1002 share a billing address.").words.len(), 5);
+        assert!(texts_equivalent("cust_1001 and cust_1002 share a billing address.", "cust_1002 and cust_1001 share a billing address."));
+        // the kind before an identifier still is
+        assert!(texts_equivalent("Customer cust_6012 paid.", "cust_6012 paid."));
+    }
+
+    #[test]
+    fn words_joined_by_and_in_the_other_order() {
+        assert!(coordinated_otherwise("cust_1001 and cust_1002 share a billing address.", "cust_1002 and cust_1001 share a billing address."));
+        assert!(coordinated_otherwise("Luis speaks Spanish and Italian.", "Luis speaks Italian and Spanish."));
+        assert!(!coordinated_otherwise("cust_1001 referred cust_1002.", "cust_1002 referred cust_1001."));
+        assert!(!coordinated_otherwise("Ana paid and left.", "Ana left and paid."));
+        assert!(!coordinated_otherwise("Luis speaks Spanish and Italian.", "Luis speaks Spanish and French."));
     }
 
     #[test]

@@ -329,6 +329,15 @@ fn repeats(s: &Subject<'_>, me: &Comparisons<'_>, n: &Neighbor, t: Thresholds, l
     if n.content_hash == s.content_hash {
         return true;
     }
+    // the same words, two that "and" joins in the other order, on the same topic
+    if n.similarity.is_some_and(|x| x >= t.duplicate)
+        && !different_keys(s, n)
+        && same_fact(s, n) != Some(false)
+        && n.judge != Some(true)
+        && crate::assertion::coordinated_otherwise(s.text, &n.text)
+    {
+        return true;
+    }
     // the same one claim in other words (the same subject, attribute and value: "would like order
     // updates by email" / "prefers email for all order updates"), on the same topic: from half the
     // contradiction threshold, as a conflict of one attribute
@@ -1373,6 +1382,23 @@ mod tests {
         // without the scores in one spelling, those as written: no merge
         let eager = Neighbor { learned: Some(as_written), ..m };
         assert_ne!(decide_with(&s, &[eager], th(), &policy(), &cx).status, Status::DuplicateOf);
+    }
+
+    #[test]
+    fn words_joined_by_and_in_the_other_order_merge() {
+        let (a, b) = ("cust_1001 and cust_1002 share a billing address.", "cust_1002 and cust_1001 share a billing address.");
+        let hash = crate::text::content_hash(a);
+        let s = Subject { text: a, content_hash: &hash, intent_id: None, source: "agent", ..seed() };
+        let mut m = n("pm_b", b, 0.99);
+        m.intent_scope = None;
+        // the judge's doubt does not keep them apart
+        let m = Neighbor { learned: Some(JudgeScores { ab: [0.53, 0.46, 0.01], ba: [0.55, 0.44, 0.01] }), ..m };
+        let cx = Context { learned: Some(LEARNED), ..Default::default() };
+        let v = decide_with(&s, &[m.clone()], th(), &policy(), &cx);
+        assert_eq!((v.status, v.reason.as_deref()), (Status::DuplicateOf, Some("duplicate:similar")), "{v:?}");
+        // another pair joined is another statement
+        let other = Neighbor { text: "cust_1002 and cust_1003 share a billing address.".into(), ..m };
+        assert_ne!(decide_with(&s, &[other], th(), &policy(), &cx).status, Status::DuplicateOf);
     }
 
     #[test]
