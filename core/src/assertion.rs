@@ -218,6 +218,9 @@ pub struct Comparison {
     /// Two things swap roles in a relation that holds one way only (`ONE_WAY`: "reports to",
     /// "acquired", "owes", "prefers … over").
     pub one_way_roles: bool,
+    /// Two things swap places in a relation that holds both ways (`SYMMETRIC`: "is married to",
+    /// "shares … with"), nothing else changed: the same statement.
+    pub symmetric_roles: bool,
     /// Each states a date or a month of a year, and they are other times ("in January 2026" /
     /// "in February 2026"; not "on 2025-07-04" / "in July 2025").
     pub other_times: bool,
@@ -1068,11 +1071,20 @@ const ONE_WAY: &[&str] = &[
 /// first ("prefers email over phone"). A sentence restructured around a relation ("Ron
 /// Atkinson, the manager of West Bromwich Albion" / "West Bromwich Albion manager Ron Atkinson")
 /// is no such swap.
-fn one_way(a: &Assertion, b: &Assertion, (x, y): (usize, usize)) -> bool {
+fn one_way(a: &Assertion, b: &Assertion, r: (usize, usize)) -> bool {
+    swapped_around(a, b, r, ONE_WAY)
+}
+
+/// Relations that hold both ways: two things swapped in one are the same statement.
+const SYMMETRIC: &[&str] = &["married", "marry", "sibling", "spouse", "neighbor", "neighbour", "cousin", "twin"];
+
+/// Whether `b` is `a` with the two things at `a`'s words `x` and `y` swapped and nothing else
+/// changed, with a word of `relation` between them or just before the first.
+fn swapped_around(a: &Assertion, b: &Assertion, (x, y): (usize, usize), relation: &[&str]) -> bool {
     let swapped = |k: usize| if k == x { y } else if k == y { x } else { k };
     a.words.len() == b.words.len()
         && (0..a.words.len()).all(|k| same(&a.words[swapped(k)], &b.words[k]))
-        && a.words[x.saturating_sub(1)..y].iter().any(|w| ONE_WAY.contains(&w.lemma.as_str()))
+        && a.words[x.saturating_sub(1)..y].iter().any(|w| relation.contains(&w.lemma.as_str()))
 }
 
 /// The same quantity: the same value, with the same unit or a unit on one side only.
@@ -1200,7 +1212,7 @@ fn compare_as_written(a: &Assertion, b: &Assertion) -> Comparison {
     let quantities = !a.numbers.is_empty() || !b.numbers.is_empty();
     let bounded = a.numbers.iter().chain(&b.numbers).any(|q| q.bound.is_some());
     if !a.ids.is_empty() && !b.ids.is_empty() && a.ids.iter().any(|x| !b.ids.contains(x)) && b.ids.iter().any(|x| !a.ids.contains(x)) {
-        return Comparison { difference: None, equivalent: false, other_subjects: true, quantities, other_words: false, same_values: false, reordered: false, more_words: false, bounds: bounded, one_way_roles: false, other_times: other_times(a, b) };
+        return Comparison { difference: None, equivalent: false, other_subjects: true, quantities, other_words: false, same_values: false, reordered: false, more_words: false, bounds: bounded, one_way_roles: false, symmetric_roles: false, other_times: other_times(a, b) };
     }
     let numbers_equal = same_numbers(&a.numbers, &b.numbers);
     let pairs = align(&a.words, &b.words);
@@ -1358,7 +1370,8 @@ fn compare_as_written(a: &Assertion, b: &Assertion) -> Comparison {
     // (two texts of no content word say nothing to compare: "I am." / "I am not.")
     let equivalent = difference.is_none() && !leftover && !reordered && numbers_equal && ids_equal && !role_swap && !a.words.is_empty() && !b.words.is_empty();
     let one_way_roles = swapped.is_some_and(|r| one_way(a, b, r));
-    Comparison { difference, equivalent, other_subjects: false, quantities, other_words, same_values: numbers_equal && ids_equal && !role_swap, reordered, more_words, bounds: bounded, one_way_roles, other_times: other_times(a, b) }
+    let symmetric_roles = swapped.is_some_and(|r| swapped_around(a, b, r, SYMMETRIC));
+    Comparison { difference, equivalent, other_subjects: false, quantities, other_words, same_values: numbers_equal && ids_equal && !role_swap, reordered, more_words, bounds: bounded, one_way_roles, symmetric_roles, other_times: other_times(a, b) }
 }
 
 /// The content words of `x` that `y` says too, in `x`'s order, without identifiers.
@@ -1648,6 +1661,15 @@ mod tests {
             "West Bromwich Albion manager Ron Atkinson is appointed manager of Cambridge United."
         ));
         assert!(!one_way("Two teams of children play each other in the rain.", "The children's teams play in the rain, red versus green."));
+    }
+
+    #[test]
+    fn roles_swapped_in_a_relation_that_holds_both_ways() {
+        let both = |a: &str, b: &str| compare(&parse(a), &parse(b)).symmetric_roles;
+        assert!(both("cust_7450 is married to cust_7451.", "cust_7451 is married to cust_7450."));
+        assert!(both("cust_1 is the neighbour of cust_2.", "cust_2 is the neighbour of cust_1."));
+        assert!(!both("cust_4022 referred cust_5150.", "cust_5150 referred cust_4022."));
+        assert!(!both("cust_7450 is married to cust_7451.", "cust_7451 was married to cust_7450 in 2019."));
     }
 
     #[test]

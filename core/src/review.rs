@@ -329,12 +329,13 @@ fn repeats(s: &Subject<'_>, me: &Comparisons<'_>, n: &Neighbor, t: Thresholds, l
     if n.content_hash == s.content_hash {
         return true;
     }
-    // the same words, two that "and" joins in the other order, on the same topic
+    // the same words, two that "and" joins in the other order or two swapped in a relation that
+    // holds both ways ("is married to"), on the same topic
     if n.similarity.is_some_and(|x| x >= t.duplicate)
         && !different_keys(s, n)
         && same_fact(s, n) != Some(false)
         && n.judge != Some(true)
-        && crate::assertion::coordinated_otherwise(s.text, &n.text)
+        && (crate::assertion::coordinated_otherwise(s.text, &n.text) || me.with(n).symmetric_roles)
     {
         return true;
     }
@@ -632,6 +633,10 @@ pub fn decide_with(s: &Subject<'_>, neighbors: &[Neighbor], thresholds: Threshol
                 }
                 let cmp = me.with(n);
                 let mut rules = cmp.difference;
+                // (two swapped in a relation that holds both ways say the same)
+                if cmp.symmetric_roles {
+                    return None;
+                }
                 match relation {
                     // events accumulate: two events meet by any difference only when they are one
                     // event (one thing, one action: one order shipped on two dates), else only to
@@ -1397,8 +1402,15 @@ mod tests {
         let v = decide_with(&s, &[m.clone()], th(), &policy(), &cx);
         assert_eq!((v.status, v.reason.as_deref()), (Status::DuplicateOf, Some("duplicate:similar")), "{v:?}");
         // another pair joined is another statement
-        let other = Neighbor { text: "cust_1002 and cust_1003 share a billing address.".into(), ..m };
+        let other = Neighbor { text: "cust_1002 and cust_1003 share a billing address.".into(), ..m.clone() };
         assert_ne!(decide_with(&s, &[other], th(), &policy(), &cx).status, Status::DuplicateOf);
+        // two swapped in a relation that holds both ways: the same; one way only: not
+        let s = Subject { text: "cust_7450 is married to cust_7451.", ..s };
+        let married = Neighbor { text: "cust_7451 is married to cust_7450.".into(), ..m.clone() };
+        assert_eq!(decide_with(&s, &[married], th(), &policy(), &cx).status, Status::DuplicateOf);
+        let s = Subject { text: "cust_7450 referred cust_7451.", ..s };
+        let referred = Neighbor { text: "cust_7451 referred cust_7450.".into(), ..m };
+        assert_ne!(decide_with(&s, &[referred], th(), &policy(), &cx).status, Status::DuplicateOf);
     }
 
     #[test]
