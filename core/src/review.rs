@@ -319,9 +319,12 @@ impl<'a> Comparisons<'a> {
 }
 
 /// A merge of a statement reworded (`repeats`): the embedder's similarity and the learned
-/// judge's entailment in both directions it needs.
+/// judge's entailment in both directions it needs; from the lower similarity, a higher
+/// entailment ("cust_4040 requested a callback" / "… asked to be called back": 0.83, 0.98).
 const REWORDED_SIMILARITY: f64 = 0.85;
 const REWORDED_ENTAILMENT: f64 = 0.80;
+const REWORDED_SIMILARITY_LOW: f64 = 0.80;
+const REWORDED_ENTAILMENT_LOW: f64 = 0.95;
 
 /// Whether `n` says what the candidate says, in the strict sense a duplicate needs: the same
 /// content, or near-identical with no differing assertion and nothing added.
@@ -366,7 +369,7 @@ fn repeats(s: &Subject<'_>, me: &Comparisons<'_>, n: &Neighbor, t: Thresholds, l
     // 0.90 and 0.70; 0.80 merged 3 more of public.tsv's one-way entailments, each saying less
     // than the memory or the same: "A man and woman dance." / "… dance together.")
     let rules = me.with(n);
-    if n.similarity.is_some_and(|x| x >= REWORDED_SIMILARITY)
+    if n.similarity.is_some_and(|x| x >= REWORDED_SIMILARITY_LOW)
         && !different_keys(s, n)
         && same_fact(s, n) != Some(false)
         && n.judge != Some(true)
@@ -380,7 +383,10 @@ fn repeats(s: &Subject<'_>, me: &Comparisons<'_>, n: &Neighbor, t: Thresholds, l
         // two values of one attribute, or claims that never meet, are no rewording
         && !matches!(me.relation(n), Relation::Conflict { .. } | Relation::Compatible(_))
         && learned.is_some()
-        && me.learned_for_merge(n).is_some_and(|j| j.mutual_entailment() >= REWORDED_ENTAILMENT)
+        && me.learned_for_merge(n).is_some_and(|j| {
+            let bar = if n.similarity.is_some_and(|x| x >= REWORDED_SIMILARITY) { REWORDED_ENTAILMENT } else { REWORDED_ENTAILMENT_LOW };
+            j.mutual_entailment() >= bar
+        })
     {
         return true;
     }
@@ -1411,6 +1417,26 @@ mod tests {
         let s = Subject { text: "cust_7450 referred cust_7451.", ..s };
         let referred = Neighbor { text: "cust_7451 referred cust_7450.".into(), ..m };
         assert_ne!(decide_with(&s, &[referred], th(), &policy(), &cx).status, Status::DuplicateOf);
+    }
+
+    #[test]
+    fn a_rewording_less_similar_needs_more_entailment() {
+        let (a, b) = ("cust_4040 requested a callback.", "cust_4040 asked to be called back.");
+        let hash = crate::text::content_hash(a);
+        let s = Subject { text: a, content_hash: &hash, intent_id: None, source: "agent", ..seed() };
+        let mut m = n("pm_b", b, 0.83);
+        m.intent_scope = None;
+        let cx = Context { learned: Some(LEARNED), ..Default::default() };
+        let sure = Neighbor { learned: Some(JudgeScores { ab: [0.98, 0.01, 0.01], ba: [0.99, 0.005, 0.005] }), ..m.clone() };
+        assert_eq!(decide_with(&s, &[sure], th(), &policy(), &cx).status, Status::DuplicateOf);
+        // at 0.83 the 0.80 that suffices from 0.85 does not
+        let fair = Neighbor { learned: Some(JudgeScores { ab: [0.90, 0.05, 0.05], ba: [0.90, 0.05, 0.05] }), ..m.clone() };
+        assert_ne!(decide_with(&s, &[fair.clone()], th(), &policy(), &cx).status, Status::DuplicateOf);
+        let closer = Neighbor { similarity: Some(0.86), ..fair };
+        assert_eq!(decide_with(&s, &[closer], th(), &policy(), &cx).status, Status::DuplicateOf);
+        // and below 0.80 nothing does
+        let far = Neighbor { similarity: Some(0.79), learned: Some(JudgeScores { ab: [0.99, 0.005, 0.005], ba: [0.99, 0.005, 0.005] }), ..m };
+        assert_ne!(decide_with(&s, &[far], th(), &policy(), &cx).status, Status::DuplicateOf);
     }
 
     #[test]
