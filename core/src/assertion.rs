@@ -396,6 +396,18 @@ pub(crate) fn parse_number(s: &str) -> Option<f64> {
 }
 
 fn push_word(out: &mut Vec<Tok>, w: &str) {
+    // "non-refundable" is "can not be refunded", "non-binding" is "not binding"
+    if let Some(rest) = w.strip_prefix("non-").filter(|r| r.len() > 2 && r.chars().all(char::is_alphabetic)) {
+        let stem = rest.strip_suffix("able").or_else(|| rest.strip_suffix("ible")).filter(|s| s.len() > 2);
+        let verb = stem.and_then(|s| [s.to_owned(), format!("{s}e")].into_iter().find(|v| lexicon::parts_of_speech(v).contains(&lexicon::Pos::Verb)));
+        if let Some(v) = verb {
+            out.push(Tok::Word("can".into()));
+            out.push(Tok::Word("not".into()));
+            return out.push(Tok::Word(v));
+        }
+        out.push(Tok::Word("not".into()));
+        return push_word(out, rest);
+    }
     // the hours that have names ("at midnight UTC" / "at 00:00 UTC")
     match w {
         "midnight" => return out.push(Tok::Number(0.0, Some("clock".into()))),
@@ -1728,6 +1740,13 @@ mod tests {
         assert!(!coordinated_otherwise("cust_1001 referred cust_1002.", "cust_1002 referred cust_1001."));
         assert!(!coordinated_otherwise("Ana paid and left.", "Ana left and paid."));
         assert!(!coordinated_otherwise("Luis speaks Spanish and Italian.", "Luis speaks Spanish and French."));
+    }
+
+    #[test]
+    fn non_says_not() {
+        assert_eq!(d("Gift cards can be refunded.", "Gift cards are non-refundable."), Some(Difference::Negation));
+        assert!(texts_equivalent("Gift cards are non-refundable.", "Gift cards cannot be refunded."));
+        assert!(texts_equivalent("The offer is non-binding.", "The offer is not binding."));
     }
 
     #[test]
