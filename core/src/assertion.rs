@@ -1425,12 +1425,15 @@ pub fn texts_equivalent(a: &str, b: &str) -> bool {
 /// Whether `a` and `b` are the same words, only two that "and" joins in the other order
 /// ("cust_1001 and cust_1002 share a billing address" / "cust_1002 and cust_1001 share …").
 pub fn coordinated_otherwise(a: &str, b: &str) -> bool {
-    let bag = |t: &str| {
-        let mut v: Vec<String> = normalize(without_label(t)).split(|c: char| !c.is_alphanumeric() && c != '_').filter(|w| !w.is_empty()).map(str::to_owned).collect();
+    let words = |t: &str| -> Vec<String> { normalize(without_label(t)).split(|c: char| !c.is_alphanumeric() && c != '_').filter(|w| !w.is_empty()).map(str::to_owned).collect() };
+    let (wa, wb) = (words(a), words(b));
+    let bag = |w: &[String]| {
+        let mut v = w.to_vec();
         v.sort_unstable();
         v
     };
-    if bag(a) != bag(b) {
+    // (the words in the same order are no such pair: punctuation and case are the judge's)
+    if wa == wb || bag(&wa) != bag(&wb) {
         return false;
     }
     let (x, y) = (parse(a), parse(b));
@@ -1740,6 +1743,7 @@ mod tests {
         assert!(!coordinated_otherwise("cust_1001 referred cust_1002.", "cust_1002 referred cust_1001."));
         assert!(!coordinated_otherwise("Ana paid and left.", "Ana left and paid."));
         assert!(!coordinated_otherwise("Luis speaks Spanish and Italian.", "Luis speaks Spanish and French."));
+        assert!(!coordinated_otherwise("The VPN certificate expires in March.", "The VPN certificate expires in March!"));
     }
 
     #[test]
