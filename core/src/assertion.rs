@@ -219,7 +219,7 @@ pub struct Comparison {
     /// "acquired", "owes", "prefers … over").
     pub one_way_roles: bool,
     /// Two things swap places in a relation that holds both ways (`SYMMETRIC`: "is married to",
-    /// "shares … with"), nothing else changed: the same statement.
+    /// "is the neighbour of"), nothing else changed: the same statement.
     pub symmetric_roles: bool,
     /// Each states a date or a month of a year, and they are other times ("in January 2026" /
     /// "in February 2026"; not "on 2025-07-04" / "in July 2025").
@@ -549,12 +549,10 @@ struct Item {
     clause: usize,
 }
 
-/// Opposites of permission WordNet does not pair ("allowed" / "forbidden").
-const PERMISSION: &[(&str, &str)] = &[("allow", "forbid"), ("allow", "prohibit"), ("permit", "forbid"), ("permit", "prohibit")];
-
-/// Opposite directions of change WordNet does not pair as verbs ("grew" / "shrank"), and
-/// opposite wills ("prefers WhatsApp" / "refuses to use WhatsApp").
-const DIRECTION: &[(&str, &str)] = &[
+/// Opposites WordNet does not pair: of permission ("allowed" / "forbidden"), of directions of
+/// change ("grew" / "shrank") and of wills ("prefers WhatsApp" / "refuses to use WhatsApp").
+const OPPOSITES: &[(&str, &str)] = &[
+    ("allow", "forbid"), ("allow", "prohibit"), ("permit", "forbid"), ("permit", "prohibit"),
     ("grow", "shrink"), ("rise", "fall"), ("rise", "drop"), ("grow", "decline"),
     ("prefer", "refuse"), ("want", "refuse"), ("like", "refuse"), ("prefer", "avoid"), ("want", "avoid"), ("like", "avoid"),
 ];
@@ -597,12 +595,15 @@ pub fn without_label(text: &str) -> &str {
 }
 
 pub fn parse(text: &str) -> Assertion {
-    let toks = lex(&normalize(without_label(text)));
-    // words written in capitals among words that are not are names, not inflected words ("UPS"
-    // is no plural of "up"); a text all in capitals is only shouted
-    let words = without_label(text).split(|c: char| !c.is_alphanumeric()).filter(|w| w.chars().any(char::is_alphabetic));
-    let capitals: Vec<String> = words.clone().filter(|w| w.len() >= 2 && w.chars().all(|c| c.is_ascii_uppercase())).map(str::to_lowercase).collect();
-    let capitals = if words.clone().any(|w| w.chars().any(char::is_lowercase)) { capitals } else { Vec::new() };
+    let text = without_label(text);
+    let toks = lex(&normalize(text));
+    // words written in capitals in a text that has small letters are names, not inflected words
+    // ("UPS" is no plural of "up"); a text all in capitals is only shouted
+    let capitals: Vec<String> = if text.chars().any(char::is_lowercase) {
+        text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 2 && w.chars().all(|c| c.is_ascii_uppercase())).map(str::to_lowercase).collect()
+    } else {
+        Vec::new()
+    };
     let mut a = Assertion::default();
     let mut items: Vec<Item> = Vec::new();
     let mut clause = 0usize;
@@ -1328,7 +1329,7 @@ fn compare_as_written(a: &Assertion, b: &Assertion) -> Comparison {
                 if r == Relation::Unrelated && (x.surface != x.lemma || y.surface != y.lemma) {
                     r = lexicon::relation(&x.surface, &y.surface);
                 }
-                if r == Relation::Unrelated && (lexicon::paired(PERMISSION, &x.lemma, &y.lemma) || lexicon::paired(DIRECTION, &x.lemma, &y.lemma)) {
+                if r == Relation::Unrelated && lexicon::paired(OPPOSITES, &x.lemma, &y.lemma) {
                     r = Relation::Antonym;
                 }
                 match r {

@@ -1173,9 +1173,9 @@ pub fn same_names(a: &str, b: &str) -> bool {
     }
     // in one spelling of amounts and dates ("EUR 40" / "€40", "Feb. 14, 2026" / "14 February 2026")
     let ((mut x, x_opening), (mut y, y_opening)) = (names(&crate::spelling::canonical(a)), names(&crate::spelling::canonical(b)));
-    let (x_named, y_named) = (x.clone(), y.clone());
-    x.extend(x_opening.into_iter().filter(|w| y_named.contains(w)));
-    y.extend(y_opening.into_iter().filter(|w| x_named.contains(w)));
+    let (x_more, y_more): (Vec<String>, Vec<String>) = (x_opening.into_iter().filter(|w| y.contains(w)).collect(), y_opening.into_iter().filter(|w| x.contains(w)).collect());
+    x.extend(x_more);
+    y.extend(y_more);
     x == y
 }
 

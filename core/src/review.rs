@@ -332,12 +332,15 @@ fn repeats(s: &Subject<'_>, me: &Comparisons<'_>, n: &Neighbor, t: Thresholds, l
     if n.content_hash == s.content_hash {
         return true;
     }
+    // what every other merge needs: no key or structured fact that tells them apart, and no
+    // configured judge function against it
+    if different_keys(s, n) || same_fact(s, n) == Some(false) || n.judge == Some(true) {
+        return false;
+    }
+    let past = |floor: f64| n.similarity.is_some_and(|x| x >= floor);
     // the same words, two that "and" joins in the other order or two swapped in a relation that
     // holds both ways ("is married to"), on the same topic
-    if n.similarity.is_some_and(|x| x >= t.duplicate)
-        && !different_keys(s, n)
-        && same_fact(s, n) != Some(false)
-        && n.judge != Some(true)
+    if past(t.duplicate)
         && (crate::assertion::coordinated_otherwise(s.text, &n.text) || me.with(n).symmetric_roles)
     {
         return true;
@@ -345,10 +348,7 @@ fn repeats(s: &Subject<'_>, me: &Comparisons<'_>, n: &Neighbor, t: Thresholds, l
     // the same one claim in other words (the same subject, attribute and value: "would like order
     // updates by email" / "prefers email for all order updates"), on the same topic: from half the
     // contradiction threshold, as a conflict of one attribute
-    if n.similarity.is_some_and(|x| x >= t.contradiction / 2.0)
-        && !different_keys(s, n)
-        && same_fact(s, n) != Some(false)
-        && n.judge != Some(true)
+    if past(t.contradiction / 2.0)
         && matches!(me.relation(n), Relation::Same { .. })
         // and neither denies what the other says ("Working for Philip Morris isn't like …" /
         // "Working for Philip Morris is …" claim one employer; one of them denies the rest)
@@ -369,10 +369,12 @@ fn repeats(s: &Subject<'_>, me: &Comparisons<'_>, n: &Neighbor, t: Thresholds, l
     // 0.90 and 0.70; 0.80 merged 3 more of public.tsv's one-way entailments, each saying less
     // than the memory or the same: "A man and woman dance." / "… dance together.")
     let rules = me.with(n);
-    if n.similarity.is_some_and(|x| x >= REWORDED_SIMILARITY_LOW)
-        && !different_keys(s, n)
-        && same_fact(s, n) != Some(false)
-        && n.judge != Some(true)
+    let reworded_bar = if past(REWORDED_SIMILARITY) {
+        Some(REWORDED_ENTAILMENT)
+    } else {
+        past(REWORDED_SIMILARITY_LOW).then_some(REWORDED_ENTAILMENT_LOW)
+    };
+    if reworded_bar.is_some()
         && rules.difference.is_none()
         && rules.same_values
         && !rules.other_subjects
@@ -383,17 +385,11 @@ fn repeats(s: &Subject<'_>, me: &Comparisons<'_>, n: &Neighbor, t: Thresholds, l
         // two values of one attribute, or claims that never meet, are no rewording
         && !matches!(me.relation(n), Relation::Conflict { .. } | Relation::Compatible(_))
         && learned.is_some()
-        && me.learned_for_merge(n).is_some_and(|j| {
-            let bar = if n.similarity.is_some_and(|x| x >= REWORDED_SIMILARITY) { REWORDED_ENTAILMENT } else { REWORDED_ENTAILMENT_LOW };
-            j.mutual_entailment() >= bar
-        })
+        && me.learned_for_merge(n).is_some_and(|j| reworded_bar.is_some_and(|bar| j.mutual_entailment() >= bar))
     {
         return true;
     }
-    n.similarity.is_some_and(|x| x >= t.duplicate)
-        && !different_keys(s, n)
-        && same_fact(s, n) != Some(false)
-        && n.judge != Some(true)
+    past(t.duplicate)
         && me.with(n).equivalent
         // the learned judge, where it judged this pair, must find entailment both ways, unless
         // the two state numbers, dates or amounts: those the rules read ("twelve orders" / "12
